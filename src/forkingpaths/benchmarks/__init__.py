@@ -1,0 +1,1 @@
+"""The benchmarks, one package per paper."""

@@ -1,0 +1,1 @@
+"""Contracts every benchmark and agent speaks; no benchmark code lives here."""

@@ -1,0 +1,163 @@
+"""The benchmark contract: Instance, AgentSpec and the Benchmark base class."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from forkingpaths.core.errors import ConfigError, NameNotFound
+from forkingpaths.core.records import EpisodeRecord
+
+if TYPE_CHECKING:
+    from forkingpaths.core.agent import Agent
+    from forkingpaths.core.env import Env
+    from forkingpaths.models.base import ChatModel
+
+
+class Instance(BaseModel):
+    """One playable task of a benchmark (a map, a scenario, a puzzle)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    """Unique within the benchmark."""
+    split: str
+    """Split it belongs to."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """What the benchmark needs to build the env (generator preset, seed, file...)."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A named agent of a benchmark: its factory's import path and whether it needs a model."""
+
+    entry_point: str
+    """`module:callable`; called as `factory(benchmark=..., model=..., **options)`."""
+    needs_model: bool
+    """False for reference agents (random, frontier) that decide without a model."""
+    description: str = ""
+    """One line for `forkingpaths list`."""
+    default_options: Mapping[str, Any] = field(default_factory=dict)
+    """Options applied under the user's."""
+
+
+@dataclass(frozen=True)
+class QuickConfig:
+    """What the offline quick suite runs for a benchmark."""
+
+    split: str
+    agent: str
+    model: str | None = None
+    instances: tuple[str, ...] | None = None
+    agent_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlotArtifact:
+    """A figure a benchmark adds to a report."""
+
+    title: str
+    path: Path
+    caption: str = ""
+
+
+class Benchmark(ABC):
+    """A named, versioned suite: instances, env construction, protocol and scoring.
+
+    Subclasses set the class variables and implement `instances`, `make_env`, `episode_metrics`
+    and `aggregate`. The default protocol is one episode of `play_episode`; benchmarks with
+    multi-trial or dialogue protocols override `run_episode`.
+    """
+
+    id: ClassVar[str]
+    """Versioned id (`griddag-v1`); bump the version whenever rules or scoring change."""
+    name: ClassVar[str]
+    """Short name used on the command line (`griddag`)."""
+    description: ClassVar[str] = ""
+    splits: ClassVar[tuple[str, ...]]
+    default_split: ClassVar[str]
+    agents: ClassVar[Mapping[str, AgentSpec]]
+    scripted_policies: ClassVar[Mapping[str, str]] = {}
+    """Scripted model policies this benchmark contributes: name -> `module:class`."""
+    quick: ClassVar[QuickConfig]
+    headline_metrics: ClassVar[tuple[str, ...]] = ()
+    """Aggregate metrics shown in summary tables, in order."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    @abstractmethod
+    def instances(self, split: str) -> list[Instance]:
+        """All instances of a split, in a stable order."""
+
+    @abstractmethod
+    def make_env(self, instance: Instance) -> Env:
+        """A fresh environment for the instance."""
+
+    def max_steps(self, instance: Instance) -> int:
+        """Hard cap on steps for one episode (a safety net; envs usually truncate earlier)."""
+        return 1000
+
+    def episode_seed(self, instance: Instance, trial: int, base_seed: int) -> int:
+        """Seed for one episode; stable across runs and processes."""
+        import zlib
+
+        return (zlib.crc32(instance.id.encode()) + 1_000_003 * trial + base_seed) % (2**31)
+
+    def make_agent(self, name: str, model: ChatModel | None, options: Mapping[str, Any]) -> Agent:
+        from forkingpaths.core.registry import load_entry_point
+
+        spec = self.agent_spec(name)
+        factory = load_entry_point(spec.entry_point)
+        return factory(benchmark=self, model=model, **{**spec.default_options, **options})
+
+    def agent_spec(self, name: str) -> AgentSpec:
+        if name not in self.agents:
+            raise NameNotFound(f"agent of {self.name}", name, list(self.agents))
+        return self.agents[name]
+
+    def select_instances(self, split: str, ids: list[str] | None) -> list[Instance]:
+        if split not in self.splits:
+            raise NameNotFound(f"split of {self.name}", split, list(self.splits))
+        pool = self.instances(split)
+        if ids is None:
+            return pool
+        by_id = {i.id: i for i in pool}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise ConfigError(
+                f"--instances: {', '.join(missing)} not in split {split!r} of {self.name}; "
+                f"it has {len(pool)} instances, e.g. {', '.join(list(by_id)[:5])}"
+            )
+        return [by_id[i] for i in ids]
+
+    async def run_episode(
+        self, instance: Instance, agent: Agent, record: EpisodeRecord
+    ) -> EpisodeRecord:
+        """Play one episode into `record` (steps, outcome). Metrics are added by the runner."""
+        from forkingpaths.core.protocol import play_episode
+
+        env = self.make_env(instance)
+        try:
+            await play_episode(env, agent, record, max_steps=self.max_steps(instance))
+        finally:
+            env.close()
+        return record
+
+    @abstractmethod
+    def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
+        """Per-episode metrics computed from the record alone (no model calls)."""
+
+    @abstractmethod
+    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
+        """Run-level metrics from the episodes' records (errored ones included as the paper
+        counts them, or excluded and counted, as the benchmark documents)."""
+
+    def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
+        """Figures for the run report; written under out_dir."""
+        return []

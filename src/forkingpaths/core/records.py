@@ -1,0 +1,255 @@
+"""Typed records written to a run directory: RunSpec, StepRecord, EpisodeRecord, ModelCallRecord."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from forkingpaths.models.base import Completion, ModelParams, Usage
+
+SCHEMA_VERSION = 1
+"""Bumped whenever a record's fields change meaning; readers refuse newer versions."""
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class ModelCallRecord(BaseModel):
+    """One call an agent made to a model while deciding a step."""
+
+    model: str
+    """`provider/model` id."""
+    prompt_tokens: int = 0
+    """Input tokens."""
+    completion_tokens: int = 0
+    """Output tokens."""
+    reasoning_tokens: int = 0
+    """Reasoning tokens where reported."""
+    latency_s: float = 0.0
+    """Wall time including retries."""
+    cost_usd: float = 0.0
+    """Priced cost."""
+    cached: bool = False
+    """Served from the local response cache."""
+    attempts: int = 1
+    """HTTP attempts (1 + retries)."""
+    response: str = ""
+    """The raw text the model returned."""
+    purpose: str = "act"
+    """What the call was for (an agent with several calls per step names them)."""
+
+    @classmethod
+    def from_completion(cls, completion: Completion, purpose: str = "act") -> ModelCallRecord:
+        u = completion.usage
+        return cls(
+            model=completion.model,
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+            reasoning_tokens=u.reasoning_tokens,
+            latency_s=completion.latency_s,
+            cost_usd=completion.cost_usd,
+            cached=completion.cached,
+            attempts=completion.attempts,
+            response=completion.text,
+            purpose=purpose,
+        )
+
+
+class StepRecord(BaseModel):
+    """One environment step: what the agent saw, thought and did, and what came back."""
+
+    index: int
+    """0-based step number within the episode."""
+    observation: str
+    """The observation text the agent acted on."""
+    thought: str = ""
+    """The agent's reasoning, if it gave any."""
+    action: str
+    """The action string sent to the environment."""
+    feedback: str
+    """The observation text the environment returned."""
+    reward: float = 0.0
+    """Reward of this step."""
+    valid: bool = True
+    """False when the environment could not parse or execute the action."""
+    terminated: bool = False
+    """The game ended with this step."""
+    truncated: bool = False
+    """A limit ended the episode with this step."""
+    info: dict[str, Any] = Field(default_factory=dict)
+    """Environment info the benchmark's metrics need (positions, events...)."""
+    calls: list[ModelCallRecord] = Field(default_factory=list)
+    """Model calls made to choose this action."""
+
+
+class EpisodeRecord(BaseModel):
+    """One finished (or errored) episode; one JSON line of `episodes.jsonl`."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Record schema version."""
+    run_id: str
+    """The run this episode belongs to."""
+    benchmark: str
+    """Benchmark id with version (`griddag-v1`)."""
+    split: str
+    """Split of the instance."""
+    instance_id: str
+    """Instance id, unique within the benchmark."""
+    trial: int = 0
+    """Repetition index of this instance within the run."""
+    seed: int
+    """Seed the environment was reset with."""
+    agent: str
+    """Agent name."""
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    """Options the agent was built with."""
+    model: str | None = None
+    """Model id (None for agents that use none)."""
+    status: Literal["ok", "error"] = "ok"
+    """`error` when the episode could not finish (model down, crash); see `error`."""
+    error: str | None = None
+    """What went wrong, for errored episodes."""
+    initial_observation: str = ""
+    """Text of the observation returned by reset."""
+    initial_info: dict[str, Any] = Field(default_factory=dict)
+    """Structured state at reset that metrics need (start position...)."""
+    steps: list[StepRecord] = Field(default_factory=list)
+    """Every step, in order."""
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    """Benchmark-specific end state (success, final score...)."""
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    """Per-episode metrics, recomputable from the record by the benchmark."""
+    usage: Usage = Field(default_factory=Usage)
+    """Token totals over all calls."""
+    cost_usd: float = 0.0
+    """Cost over all calls."""
+    n_calls: int = 0
+    """Number of model calls."""
+    n_cached: int = 0
+    """Calls served from the response cache."""
+    started_at: str = Field(default_factory=utc_now)
+    """ISO time the episode started."""
+    finished_at: str = ""
+    """ISO time the episode finished."""
+    duration_s: float = 0.0
+    """Wall time."""
+    agent_state: dict[str, Any] = Field(default_factory=dict)
+    """What a learning agent carries across episodes, saved with the run."""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.instance_id, self.trial)
+
+    def tally_calls(self) -> None:
+        """Recompute usage, cost and call counts from the steps' call records."""
+        usage, cost, n, cached = Usage(), 0.0, 0, 0
+        for step in self.steps:
+            for call in step.calls:
+                usage = usage + Usage(
+                    prompt_tokens=call.prompt_tokens,
+                    completion_tokens=call.completion_tokens,
+                    reasoning_tokens=call.reasoning_tokens,
+                )
+                cost += call.cost_usd
+                n += 1
+                cached += int(call.cached)
+        self.usage, self.cost_usd, self.n_calls, self.n_cached = usage, cost, n, cached
+
+
+class ModelOptions(BaseModel):
+    """How to reach and sample a model; part of the run's identity."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str | None = None
+    """Endpoint for `openai-compat/...` models."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key (never the key itself)."""
+    params: ModelParams = Field(default_factory=ModelParams)
+    """Sampling parameters."""
+
+
+class RunSpec(BaseModel):
+    """Everything that determines a run's results. Two runs with equal specs are the same run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    """Spec schema version."""
+    benchmark: str
+    """Benchmark id with version (`griddag-v1`)."""
+    split: str
+    """Which instances."""
+    instances: list[str] | None = None
+    """Instance ids to run (None: the whole split)."""
+    trials: int = 1
+    """Episodes per instance."""
+    seed: int = 0
+    """Base seed; an episode's seed derives from it, the instance and the trial."""
+    agent: str
+    """Agent name within the benchmark."""
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    """Agent options (prompt variant, reasoning mode...)."""
+    model: str | None = None
+    """Model id (`openai/gpt-4.1`, `openai-compat/qwen3-32b`, `scripted/griddag-frontier`)."""
+    model_options: ModelOptions = Field(default_factory=ModelOptions)
+    """Endpoint and sampling parameters."""
+    benchmark_options: dict[str, Any] = Field(default_factory=dict)
+    """Benchmark options (step budget overrides...)."""
+
+    def differing_fields(self, other: RunSpec) -> list[str]:
+        """Names of the fields (dotted for nested ones) whose values differ."""
+        mine, theirs = self.model_dump(mode="json"), other.model_dump(mode="json")
+        return _diff(mine, theirs, "")
+
+
+def _diff(a: Any, b: Any, prefix: str) -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[str] = []
+        for key in sorted(set(a) | set(b)):
+            out += _diff(a.get(key), b.get(key), f"{prefix}{key}.")
+        return out
+    return [] if a == b else [prefix.rstrip(".")]
+
+
+class RunOptions(BaseModel):
+    """How a run executes; does not change its results, so resume ignores it."""
+
+    concurrency: int = Field(default=8, ge=1)
+    """Episodes in flight at once."""
+    executor: Literal["local", "ray"] = "local"
+    """Where episodes run."""
+    cache: bool = True
+    """Use the response cache (only consulted at temperature 0)."""
+    budget_usd: float | None = Field(default=None, gt=0)
+    """Stop scheduling new episodes once this much is spent."""
+    retry_errors: bool = False
+    """Re-run episodes recorded as errored."""
+    model_concurrency: int = Field(default=32, ge=1)
+    """Requests in flight to one model."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    """Request rate limit per model."""
+    max_retries: int = Field(default=6, ge=0)
+    """Retries per model call before the episode errors."""
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    """Timeout of one HTTP request."""
+    progress: bool = True
+    """Show the progress display."""
+
+
+class RunHeader(BaseModel):
+    """Contents of `spec.json`: the spec plus where and with what it ran."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Header schema version."""
+    run_id: str
+    """Run id (the directory name)."""
+    spec: RunSpec
+    """The run's identity."""
+    created_at: str = Field(default_factory=utc_now)
+    """When the run directory was created."""
+    environment: dict[str, Any] = Field(default_factory=dict)
+    """Package version, git revision, python and key package versions, host."""

@@ -1,0 +1,1 @@
+"""Turns a RunSpec into EpisodeRecords: executors, run directory, budgets, progress."""
