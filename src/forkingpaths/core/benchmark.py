@@ -84,7 +84,10 @@ class Benchmark(ABC):
     agents: ClassVar[Mapping[str, AgentSpec]]
     scripted_policies: ClassVar[Mapping[str, str]] = {}
     """Scripted model policies this benchmark contributes: name -> `module:class`."""
-    quick: ClassVar[QuickConfig]
+    quick: ClassVar[tuple[QuickConfig, ...]]
+    """Runs of the offline quick suite for this benchmark (reference agents, scripted models)."""
+    cli_entry_point: ClassVar[str | None] = None
+    """`module:typer_app` mounted as `forkingpaths <name> ...` (benchmark-specific commands)."""
     headline_metrics: ClassVar[tuple[str, ...]] = ()
     """Aggregate metrics shown in summary tables, in order."""
 

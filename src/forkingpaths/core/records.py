@@ -236,6 +236,8 @@ class RunOptions(BaseModel):
     """Retries per model call before the episode errors."""
     request_timeout_s: float = Field(default=120.0, gt=0)
     """Timeout of one HTTP request."""
+    prices_path: str | None = None
+    """User price table (YAML) overriding the shipped one."""
     progress: bool = True
     """Show the progress display."""
 

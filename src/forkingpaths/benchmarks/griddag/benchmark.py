@@ -1,0 +1,235 @@
+"""The griddag-v1 benchmark: instances of the paper's splits, env, agents, metrics, plots."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from forkingpaths.benchmarks.griddag.world import World
+from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, PlotArtifact, QuickConfig
+from forkingpaths.core.env import Env
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import EpisodeRecord
+
+EXPLORATION_LEVELS = ("low", "medium", "high")
+DAG_LEVELS = ("easy", "medium", "hard")
+MAIN_SEEDS = (0, 1, 2)
+SEMANTIC_SEEDS = (0, 1, 2, 3, 4)
+SEMANTIC_VARIANTS = ("semantic", "symbolic")
+
+_AGENTS = "forkingpaths.benchmarks.griddag.agents"
+
+
+class GridDagBenchmark(Benchmark):
+    """Partially observable grid + hidden task DAG (explore-exploit-errors.txt).
+
+    Splits: `main` = 3 exploration presets x 3 DAG difficulties x seeds 0-2 (27 episodes, §5,
+    App. C.2); `semantic` = 4 hand-authored pasta maps x {semantic, symbolic} x seeds 0-4 (App. E).
+    Metrics (§5): success rate, exploration and exploitation error (per-episode normalised
+    errors averaged over episodes), steps of successful trajectories (Table 2).
+    """
+
+    id = "griddag-v1"
+    name = "griddag"
+    description = "grid + hidden task DAG; exploration/exploitation error metric"
+    splits = ("main", "semantic")
+    default_split = "main"
+    agents = MappingProxyType(
+        {
+            "react": AgentSpec(
+                f"{_AGENTS}.react:make_react",
+                needs_model=True,
+                description="ReAct LLM agent; options prompt=base|exploration|exploitation|"
+                "balance, mode=default|reasoning, harness=true|false (App. C.3, D)",
+            ),
+            "frontier": AgentSpec(
+                f"{_AGENTS}.reference:make_frontier",
+                needs_model=False,
+                description="reference: nearest unobserved cell or pending task on the known map",
+            ),
+            "random": AgentSpec(
+                f"{_AGENTS}.reference:make_random",
+                needs_model=False,
+                description="reference: uniform over admissible directions",
+            ),
+        }
+    )
+    scripted_policies = MappingProxyType(
+        {
+            "griddag-frontier": f"{_AGENTS}.scripted:FrontierPolicy",
+            "griddag-random": f"{_AGENTS}.scripted:RandomWalkPolicy",
+        }
+    )
+    quick = (
+        QuickConfig(split="main", agent="frontier"),
+        QuickConfig(split="main", agent="react", model="scripted/griddag-frontier"),
+    )
+    headline_metrics = ("success_rate", "exploration_error", "exploitation_error", "steps_success")
+    cli_entry_point = "forkingpaths.benchmarks.griddag.cli:app"
+
+    def __init__(self, **options: Any) -> None:
+        unknown = set(options) - {"budget_alpha"}
+        if unknown:
+            raise ConfigError(f"unknown griddag option(s) {sorted(unknown)}; allowed: budget_alpha")
+        super().__init__(**options)
+        self._worlds: dict[str, World] = {}
+        self._by_id: dict[str, Instance] | None = None
+
+    # ---- instances ----
+
+    def instances(self, split: str) -> list[Instance]:
+        if split == "main":
+            return [
+                Instance(
+                    id=f"{exploration}-{dag}-s{seed}",
+                    split="main",
+                    params={
+                        "kind": "generated",
+                        "exploration": exploration,
+                        "dag": dag,
+                        "seed": seed,
+                    },
+                )
+                for exploration in EXPLORATION_LEVELS
+                for dag in DAG_LEVELS
+                for seed in MAIN_SEEDS
+            ]
+        if split == "semantic":
+            from forkingpaths.benchmarks.griddag.semantic import SEMANTIC_MAP_IDS
+
+            return [
+                Instance(
+                    id=f"{map_id}-{variant}-s{seed}",
+                    split="semantic",
+                    params={"kind": "semantic", "map": map_id, "variant": variant, "seed": seed},
+                )
+                for map_id in SEMANTIC_MAP_IDS
+                for variant in SEMANTIC_VARIANTS
+                for seed in SEMANTIC_SEEDS
+            ]
+        return self.select_instances(split, None)  # raises NameNotFound listing the splits
+
+    def instance(self, instance_id: str) -> Instance:
+        if self._by_id is None:
+            self._by_id = {i.id: i for split in self.splits for i in self.instances(split)}
+        try:
+            return self._by_id[instance_id]
+        except KeyError:
+            raise ConfigError(f"griddag has no instance {instance_id!r}") from None
+
+    def world(self, instance: Instance) -> World:
+        """The instance's World, built once per benchmark object (generation is deterministic)."""
+        if instance.id not in self._worlds:
+            p = instance.params
+            if p["kind"] == "generated":
+                from forkingpaths.benchmarks.griddag.generator import generate_world
+
+                world = generate_world(p["exploration"], p["dag"], p["seed"])
+            else:
+                from forkingpaths.benchmarks.griddag.semantic import load_semantic_world
+
+                world = load_semantic_world(p["map"], p["variant"], p["seed"])
+            alpha = self.options.get("budget_alpha")
+            if alpha is not None:
+                from dataclasses import replace
+
+                world = replace(world, budget=int(alpha) * len(world.cells))
+            self._worlds[instance.id] = world
+        return self._worlds[instance.id]
+
+    def make_env(self, instance: Instance) -> Env:
+        from forkingpaths.benchmarks.griddag.env import GridDagEnv
+
+        return GridDagEnv(self.world(instance))
+
+    def max_steps(self, instance: Instance) -> int:
+        # The env truncates at the hidden budget; this is only a safety net above it.
+        return self.world(instance).budget + 1
+
+    # ---- scoring ----
+
+    def trajectory(self, record: EpisodeRecord) -> list[tuple[int, int]]:
+        """p(0..T) from a record: the start, then the position after every step."""
+        start = record.initial_info["position"]
+        return [(start[0], start[1])] + [
+            (s.info["position"][0], s.info["position"][1]) for s in record.steps
+        ]
+
+    def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
+        from forkingpaths.benchmarks.griddag.metric import score_trajectory
+
+        world = self.world(self.instance(record.instance_id))
+        score = score_trajectory(world, self.trajectory(record))
+        return {
+            "success": score.success,
+            "steps": len(record.steps),
+            "exploration_error": score.exploration_error,
+            "exploitation_error": score.exploitation_error,
+            "exploration_errors": score.exploration_errors,
+            "exploitation_errors": score.exploitation_errors,
+            "exploration_required": score.case_counts[1] + score.case_counts[4],
+            "exploitation_required": score.case_counts[2]
+            + score.case_counts[3]
+            + score.case_counts[4],
+            "case_counts": {str(k): v for k, v in sorted(score.case_counts.items())},
+            "invalid_actions": sum(not s.valid for s in record.steps),
+            "budget": world.budget,
+        }
+
+    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
+        overall = _aggregate(records)
+        groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
+        for record in records:
+            groups[self.group_of(record.instance_id)].append(record)
+        overall["by_group"] = {name: _aggregate(rs) for name, rs in sorted(groups.items())}
+        return overall
+
+    def group_of(self, instance_id: str) -> str:
+        """Configuration an instance belongs to (exploration-dag, or map-variant)."""
+        p = self.instance(instance_id).params
+        if p["kind"] == "generated":
+            return f"{p['exploration']}-{p['dag']}"
+        return f"{p['variant']}"
+
+    def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
+        from forkingpaths.benchmarks.griddag.plots import write_report_plots
+
+        return write_report_plots(self, records, out_dir)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(statistics.fmean(present), 6) if present else None
+
+
+def _aggregate(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    ms = [r.metrics for r in records]
+    n = len(ms)
+    success = [m for m in ms if m.get("success")]
+    explore_req = sum(m["exploration_required"] for m in ms)
+    exploit_req = sum(m["exploitation_required"] for m in ms)
+    explore_err = [m["exploration_error"] for m in ms]
+    return {
+        "episodes": n,
+        "success_rate": round(len(success) / n, 6) if n else None,
+        "exploration_error": _mean(explore_err),
+        "exploitation_error": _mean([m["exploitation_error"] for m in ms]),
+        # Pooled variants weight every required step equally instead of every episode.
+        "exploration_error_pooled": round(sum(m["exploration_errors"] for m in ms) / explore_req, 6)
+        if explore_req
+        else None,
+        "exploitation_error_pooled": round(
+            sum(m["exploitation_errors"] for m in ms) / exploit_req, 6
+        )
+        if exploit_req
+        else None,
+        "steps_success": _mean([m["steps"] for m in success]),
+        "steps_mean": _mean([m["steps"] for m in ms]),
+        "invalid_action_rate": round(
+            sum(m["invalid_actions"] for m in ms) / max(1, sum(m["steps"] for m in ms)), 6
+        ),
+    }

@@ -1,0 +1,350 @@
+"""The `forkingpaths` command line (Typer): run, list, report, compare, estimate, mockserver."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from forkingpaths.core.errors import ConfigError, ForkingPathsError
+
+RUNS_DIR = Path("runs")
+
+
+def parse_options(pairs: list[str] | None, flag: str) -> dict[str, Any]:
+    """`k=v` pairs -> dict; values read as YAML scalars (true, 3, 0.5, text)."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} expects KEY=VALUE, got {pair!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = raw
+    return out
+
+
+def _csv(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _print_table(console: Console, title: str, header: list[str], rows: list[list[Any]]) -> None:
+    from forkingpaths.report.tables import format_value
+
+    table = RichTable(title=title, title_justify="left")
+    for h in header:
+        table.add_column(h)
+    for row in rows:
+        table.add_row(*(format_value(c) for c in row))
+    console.print(table)
+
+
+def build_app() -> typer.Typer:
+    """Build the Typer app; benchmark sub-commands are mounted from the registry."""
+    from forkingpaths.core.registry import benchmark_table, load_entry_point
+
+    app = typer.Typer(
+        help="forkingpaths: benchmarks of exploration, divergent thinking and imagination in "
+        "LLM agents.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    console = Console()
+
+    @app.callback()
+    def _root(
+        verbose: Annotated[int, typer.Option("--verbose", "-v", count=True)] = 0,
+    ) -> None:
+        level = logging.WARNING - 10 * min(verbose, 2)
+        from rich.logging import RichHandler
+
+        logging.basicConfig(
+            level=level,
+            format="%(message)s",
+            handlers=[RichHandler(console=Console(stderr=True), show_path=False)],
+            force=True,
+        )
+
+    @app.command("run")
+    def run_cmd(
+        benchmark: Annotated[
+            str | None, typer.Argument(help="benchmark name, e.g. griddag")
+        ] = None,
+        suite: Annotated[str | None, typer.Option(help="run a suite instead (quick)")] = None,
+        agent: Annotated[str | None, typer.Option(help="agent name (see `list agents`)")] = None,
+        model: Annotated[
+            str | None, typer.Option(help="provider/model, e.g. openai/gpt-4.1")
+        ] = None,
+        split: Annotated[str | None, typer.Option(help="instance split")] = None,
+        instances: Annotated[str | None, typer.Option(help="comma-separated instance ids")] = None,
+        trials: Annotated[int, typer.Option(help="episodes per instance")] = 1,
+        seed: Annotated[int, typer.Option(help="base seed")] = 0,
+        agent_option: Annotated[
+            list[str] | None, typer.Option("--agent-option", "-a", help="agent KEY=VALUE")
+        ] = None,
+        benchmark_option: Annotated[
+            list[str] | None, typer.Option("--benchmark-option", "-b", help="benchmark KEY=VALUE")
+        ] = None,
+        base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
+        api_key_env: Annotated[
+            str | None, typer.Option(help="env var holding the endpoint's key")
+        ] = None,
+        temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
+        max_tokens: Annotated[int | None, typer.Option(help="completion token cap")] = None,
+        reasoning_effort: Annotated[str | None, typer.Option(help="low|medium|high")] = None,
+        concurrency: Annotated[int, typer.Option(help="episodes in flight")] = 8,
+        model_concurrency: Annotated[int, typer.Option(help="requests in flight per model")] = 32,
+        rpm: Annotated[float | None, typer.Option(help="requests per minute limit")] = None,
+        executor: Annotated[str, typer.Option(help="local (ray with the ray extra)")] = "local",
+        no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the cache")] = False,
+        budget_usd: Annotated[float | None, typer.Option(help="stop scheduling once spent")] = None,
+        retry_errors: Annotated[bool, typer.Option(help="re-run errored episodes")] = False,
+        max_retries: Annotated[int, typer.Option(help="retries per model call")] = 6,
+        timeout: Annotated[float, typer.Option(help="seconds per HTTP request")] = 120.0,
+        prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
+        force_new: Annotated[bool, typer.Option(help="start a new run directory")] = False,
+        run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
+        runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = RUNS_DIR,
+        no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+    ) -> None:
+        """Run (or resume) a benchmark, or a suite, and write its run directory."""
+        from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
+        from forkingpaths.core.registry import make_benchmark
+        from forkingpaths.models.base import ModelParams
+
+        options = RunOptions(
+            concurrency=concurrency,
+            executor=executor,  # type: ignore[arg-type]
+            cache=not no_cache,
+            budget_usd=budget_usd,
+            retry_errors=retry_errors,
+            model_concurrency=model_concurrency,
+            requests_per_minute=rpm,
+            max_retries=max_retries,
+            request_timeout_s=timeout,
+            prices_path=str(prices) if prices else None,
+            progress=not no_progress and sys.stderr.isatty(),
+        )
+        if suite is not None:
+            if benchmark is not None:
+                raise ConfigError("give either a BENCHMARK or --suite, not both")
+            from forkingpaths.runner.suite import run_suite
+
+            run_suite(suite, options, runs_dir=runs_dir, console=console)
+            return
+        if benchmark is None:
+            raise ConfigError("name a BENCHMARK (see `forkingpaths list`) or pass --suite quick")
+        bench = make_benchmark(benchmark, **parse_options(benchmark_option, "--benchmark-option"))
+        if agent is None:
+            raise ConfigError(
+                f"--agent is required; {bench.name} has: {', '.join(sorted(bench.agents))}"
+            )
+        spec = RunSpec(
+            benchmark=bench.id,
+            split=split or bench.default_split,
+            instances=_csv(instances),
+            trials=trials,
+            seed=seed,
+            agent=agent,
+            agent_options=parse_options(agent_option, "--agent-option"),
+            model=model,
+            model_options=ModelOptions(
+                base_url=base_url,
+                api_key_env=api_key_env,
+                params=ModelParams(
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    reasoning_effort=reasoning_effort,
+                ),
+            ),
+            benchmark_options=bench.options,
+        )
+        from forkingpaths.runner.run import execute_run
+        from forkingpaths.runner.suite import print_run_summary
+
+        result = _run_async(
+            execute_run(spec, options, runs_dir=runs_dir, run_id=run_id, force_new=force_new)
+        )
+        print_run_summary(console, bench, result)
+
+    @app.command("list")
+    def list_cmd(
+        what: Annotated[
+            str, typer.Argument(help="benchmarks | agents | models | suites | all")
+        ] = "all",
+    ) -> None:
+        """List registered benchmarks, agents, model providers, scripted policies and suites."""
+        from forkingpaths.core.registry import (
+            MODEL_APIS,
+            SUITES,
+            benchmark_names,
+            make_benchmark,
+            scripted_policy_table,
+        )
+
+        allowed = ("benchmarks", "agents", "models", "suites", "all")
+        if what not in allowed:
+            from forkingpaths.core.errors import NameNotFound
+
+            raise NameNotFound("listing", what, list(allowed))
+        benches = [make_benchmark(n) for n in benchmark_names()]
+        if what in ("benchmarks", "all"):
+            rows = [[b.name, b.id, ", ".join(b.splits), b.description] for b in benches]
+            _print_table(console, "Benchmarks", ["name", "id", "splits", "description"], rows)
+        if what in ("agents", "all"):
+            rows = [
+                [b.name, name, "yes" if spec.needs_model else "no", spec.description]
+                for b in benches
+                for name, spec in b.agents.items()
+            ]
+            _print_table(console, "Agents", ["benchmark", "agent", "model", "description"], rows)
+        if what in ("models", "all"):
+            rows = [[f"{p}/<model>", path.split(":")[0]] for p, path in MODEL_APIS.items()]
+            rows += [[f"scripted/{n}", t.split(":")[0]] for n, t in scripted_policy_table().items()]
+            _print_table(console, "Models", ["model id", "implemented in"], rows)
+        if what in ("suites", "all"):
+            _print_table(console, "Suites", ["suite", "runs"], [[k, v] for k, v in SUITES.items()])
+
+    @app.command("report")
+    def report_cmd(
+        run_dir: Annotated[Path, typer.Argument(help="a run directory (runs/<run-id>)")],
+    ) -> None:
+        """Re-score a run from its records and rebuild metrics.json and report.html."""
+        from forkingpaths.core.registry import make_benchmark
+        from forkingpaths.runner.rundir import RunDirectory
+        from forkingpaths.runner.scoring import rescore_run
+        from forkingpaths.runner.suite import print_metrics
+
+        rd = RunDirectory(run_dir)
+        metrics = rescore_run(rd)
+        bench = make_benchmark(metrics["benchmark"])
+        print_metrics(console, bench, metrics)
+        console.print(f"report: {rd.report_path}")
+
+    @app.command("compare")
+    def compare_cmd(
+        run_dirs: Annotated[list[Path], typer.Argument(help="run directories")],
+        html: Annotated[Path | None, typer.Option(help="also write an HTML comparison")] = None,
+    ) -> None:
+        """Side-by-side table of the headline metrics of several runs."""
+        from forkingpaths.report.compare import compare_runs
+
+        table, path = compare_runs(run_dirs, html)
+        _print_table(console, table.title, table.header, table.rows)
+        if path:
+            console.print(f"comparison: {path}")
+
+    @app.command("estimate")
+    def estimate_cmd(
+        benchmark: Annotated[str, typer.Argument(help="benchmark name")],
+        agent: Annotated[str, typer.Option(help="agent name")],
+        model: Annotated[str, typer.Option(help="provider/model to price")],
+        split: Annotated[str | None, typer.Option()] = None,
+        instances: Annotated[str | None, typer.Option()] = None,
+        trials: Annotated[int, typer.Option()] = 1,
+        agent_option: Annotated[list[str] | None, typer.Option("--agent-option", "-a")] = None,
+        completion_tokens: Annotated[
+            int | None,
+            typer.Option(help="assumed completion tokens per call (reasoning models write more)"),
+        ] = None,
+        prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
+    ) -> None:
+        """Predict a run's calls, tokens and cost without calling the model."""
+        from forkingpaths.runner.estimate import estimate_run
+
+        est = estimate_run(
+            benchmark,
+            agent=agent,
+            model=model,
+            split=split,
+            instances=_csv(instances),
+            trials=trials,
+            agent_options=parse_options(agent_option, "--agent-option"),
+            completion_tokens=completion_tokens,
+            prices_path=prices,
+        )
+        _print_table(console, est.title, ["quantity", "expected", "upper bound"], est.rows)
+        for note in est.notes:
+            console.print(f"[dim]{note}[/dim]")
+
+    @app.command("mockserver")
+    def mockserver_cmd(
+        port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+        host: Annotated[str, typer.Option(help="interface")] = "127.0.0.1",
+        latency_ms: Annotated[float, typer.Option(help="added latency per request")] = 0.0,
+        error_rate: Annotated[
+            float | None, typer.Option(help="fraction of requests faulted")
+        ] = None,
+        fault: Annotated[str | None, typer.Option(help="429|500|timeout|malformed|empty")] = None,
+        seed: Annotated[int, typer.Option(help="fault sequence seed")] = 0,
+    ) -> None:
+        """Serve every scripted model over the OpenAI chat API, with injectable faults."""
+        from forkingpaths.models.mockserver import serve_forever
+
+        allowed = ("429", "500", "timeout", "malformed", "empty")
+        if fault is not None and fault not in allowed:
+            raise ConfigError(f"--fault {fault!r} is not one of {', '.join(allowed)}")
+        if error_rate is not None and not 0.0 <= error_rate <= 1.0:
+            raise ConfigError(f"--error-rate must be within [0, 1], got {error_rate}")
+        serve_forever(
+            port=port,
+            host=host,
+            latency_ms=latency_ms,
+            error_rate=error_rate,
+            fault=fault,
+            seed=seed,
+        )
+
+    for _bid, path in sorted(benchmark_table().items()):
+        cls = load_entry_point(path)
+        entry = getattr(cls, "cli_entry_point", None)
+        if entry:
+            app.add_typer(load_entry_point(entry), name=cls.name, help=cls.description)
+    return app
+
+
+def _run_async(coro: Any) -> Any:
+    try:
+        return asyncio.run(coro)
+    except KeyboardInterrupt:
+        Console(stderr=True).print(
+            "[yellow]interrupted: finished episodes are saved; re-run the same command to "
+            "resume[/yellow]"
+        )
+        raise typer.Exit(130) from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: user errors print one clear line and exit 2."""
+    app = build_app()
+    try:
+        app(args=argv, standalone_mode=False, prog_name="forkingpaths")
+    except ForkingPathsError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""SQLite response cache: a Completion stored under the hash of the full request."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.models.base import Completion, Message, ModelParams
+
+logger = logging.getLogger(__name__)
+
+# Bump the table name when Completion's stored shape changes: old rows are then simply ignored.
+_TABLE = "completions_v1"
+
+
+def cache_key(
+    model: str, base_url: str | None, messages: list[Message], params: ModelParams
+) -> str:
+    """sha256 of the canonical JSON of everything that determines the answer."""
+    request = {
+        "model": model,
+        "base_url": base_url,
+        "messages": [m.model_dump(mode="json") for m in messages],
+        "params": params.model_dump(mode="json"),
+    }
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Completions by request key in one SQLite file, shared by coroutines, threads and processes.
+
+    WAL mode lets readers proceed while another process writes; each insert is its own short
+    transaction, and a busy file is waited on (up to `busy_timeout_s`) instead of failing. The
+    connection opens on first use and stays open, so a lookup costs one indexed query.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+        self.path = Path(path)
+        self._busy_timeout_s = busy_timeout_s
+        self._conn: sqlite3.Connection | None = None
+        # sqlite3 connections are not safe to share between threads without serialising calls.
+        self._lock = threading.Lock()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self._busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL is durable against application crashes in WAL mode; a lost row after a power
+            # cut only costs one repeated request.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+                "(key TEXT PRIMARY KEY, completion TEXT NOT NULL, created REAL NOT NULL)"
+            )
+        except (OSError, sqlite3.Error) as err:
+            raise ConfigError(
+                f"response cache file {str(self.path)!r} cannot be opened ({err}); set"
+                " FORKINGPATHS_CACHE_DIR to a writable folder or turn the cache off (--no-cache)"
+            ) from err
+        self._conn = conn
+        return conn
+
+    def get(self, key: str) -> Completion | None:
+        """The stored completion for `key`, or None."""
+        with self._lock:
+            row = (
+                self._connection()
+                .execute(f"SELECT completion FROM {_TABLE} WHERE key = ?", (key,))
+                .fetchone()
+            )
+        if row is None:
+            return None
+        try:
+            return Completion.model_validate_json(row[0])
+        except ValidationError:
+            logger.warning("ignoring unreadable response cache entry %s in %s", key, self.path)
+            return None
+
+    def put(self, key: str, completion: Completion) -> None:
+        """Store `completion` under `key` (a concurrent writer of the same key simply wins)."""
+        with self._lock:
+            self._connection().execute(
+                f"INSERT OR REPLACE INTO {_TABLE} (key, completion, created) VALUES (?, ?, ?)",
+                (key, completion.model_dump_json(), time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._connection().execute(f"SELECT COUNT(*) FROM {_TABLE}").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (it reopens on next use)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

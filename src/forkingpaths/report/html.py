@@ -1,0 +1,90 @@
+"""Renders a run directory's report.html from its records and metrics."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from forkingpaths import __version__
+from forkingpaths.core.benchmark import Benchmark, PlotArtifact
+from forkingpaths.core.records import EpisodeRecord, RunHeader
+from forkingpaths.report.tables import (
+    Table,
+    episodes_table,
+    format_value,
+    group_table,
+    spec_table,
+    summary_table,
+    usage_table,
+)
+from forkingpaths.runner.rundir import RunDirectory
+
+log = logging.getLogger(__name__)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("forkingpaths.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["fmt"] = format_value
+    return env
+
+
+def render_page(
+    title: str,
+    run_dir: Path,
+    sections: Sequence[Table],
+    plots: Sequence[PlotArtifact],
+    errors: Sequence[dict[str, Any]] = (),
+) -> str:
+    template = _environment().get_template("run.html.j2")
+    return template.render(
+        title=title,
+        version=__version__,
+        run_dir=str(run_dir),
+        sections=sections,
+        plots=[
+            {"src": _relative(p.path, run_dir), "title": p.title, "caption": p.caption}
+            for p in plots
+        ],
+        errors=errors,
+    )
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path(base).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def write_run_report(
+    run_dir: RunDirectory,
+    header: RunHeader,
+    benchmark: Benchmark,
+    records: Sequence[EpisodeRecord],
+    summary: dict[str, Any],
+) -> Path:
+    ok = [r for r in records if r.status == "ok"]
+    plots: list[PlotArtifact] = []
+    if ok:
+        try:
+            plots = benchmark.report_plots(ok, run_dir.path / "plots")
+        except Exception:  # a broken figure must not cost the user the rest of the report
+            log.exception("plotting failed for %s; the report has no figures", run_dir.path)
+    sections = [spec_table(header, summary), summary_table(benchmark, summary)]
+    groups = group_table(benchmark, summary)
+    if groups:
+        sections.append(groups)
+    sections += [usage_table(summary), episodes_table(benchmark, records)]
+    html = render_page(
+        f"{benchmark.id} — {header.run_id}", run_dir.path, sections, plots, summary["errors"]
+    )
+    run_dir.report_path.write_text(html, encoding="utf-8")
+    return run_dir.report_path

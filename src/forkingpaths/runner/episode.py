@@ -1,0 +1,123 @@
+"""Plays one episode of a RunSpec into an EpisodeRecord; errors become errored records."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import traceback
+from dataclasses import dataclass
+
+from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.errors import ModelError
+from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec, utc_now
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.models.base import ChatModel
+from forkingpaths.models.usage import UsageMeter
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One (instance, trial) to play; picklable so remote executors can ship it."""
+
+    instance: Instance
+    trial: int
+    seed: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.instance.id, self.trial)
+
+
+@dataclass(frozen=True)
+class EpisodeContext:
+    """What a process needs to build an EpisodeRunner: picklable, so each Ray worker can build
+    its own benchmark and model from it."""
+
+    run_id: str
+    spec: RunSpec
+    options: RunOptions
+
+    def build(self, meter: UsageMeter | None = None) -> EpisodeRunner:
+        benchmark = make_benchmark(self.spec.benchmark, **self.spec.benchmark_options)
+        meter = meter or UsageMeter()
+        model = build_model(self.spec, self.options, meter)
+        return EpisodeRunner(self.run_id, self.spec, benchmark, model, meter)
+
+
+def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatModel | None:
+    if spec.model is None:
+        return None
+    from forkingpaths.models.factory import ModelRuntime, make_model
+
+    runtime = ModelRuntime(
+        cache=options.cache,
+        max_retries=options.max_retries,
+        request_timeout_s=options.request_timeout_s,
+        concurrency=options.model_concurrency,
+        requests_per_minute=options.requests_per_minute,
+        prices_path=options.prices_path,
+        meter=meter,
+    )
+    return make_model(spec.model, spec.model_options, runtime)
+
+
+class EpisodeRunner:
+    """Builds an agent per episode and plays it; one instance per process, shared model."""
+
+    def __init__(
+        self,
+        run_id: str,
+        spec: RunSpec,
+        benchmark: Benchmark,
+        model: ChatModel | None,
+        meter: UsageMeter,
+    ) -> None:
+        self.run_id, self.spec, self.benchmark, self.model, self.meter = (
+            run_id,
+            spec,
+            benchmark,
+            model,
+            meter,
+        )
+        self.in_flight: dict[tuple[str, int], EpisodeRecord] = {}
+
+    async def __call__(self, job: EpisodeJob) -> EpisodeRecord:
+        spec = self.spec
+        record = EpisodeRecord(
+            run_id=self.run_id,
+            benchmark=self.benchmark.id,
+            split=job.instance.split,
+            instance_id=job.instance.id,
+            trial=job.trial,
+            seed=job.seed,
+            agent=spec.agent,
+            agent_options=dict(spec.agent_options),
+            model=spec.model,
+        )
+        self.in_flight[job.key] = record
+        start = time.perf_counter()
+        try:
+            agent = self.benchmark.make_agent(spec.agent, self.model, spec.agent_options)
+            agent.reset(job.instance, job.seed)
+            await self.benchmark.run_episode(job.instance, agent, record)
+            record.agent_state = agent.state()
+        except ModelError as exc:
+            record.status, record.error = "error", f"ModelError: {exc}"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a crash in one episode must not take the run down
+            log.exception("episode %s trial %d crashed", job.instance.id, job.trial)
+            tail = "".join(traceback.format_exception(exc)[-3:])
+            record.status, record.error = "error", f"{type(exc).__name__}: {exc}\n{tail}"
+        finally:
+            self.in_flight.pop(job.key, None)
+        record.tally_calls()
+        record.finished_at = utc_now()
+        record.duration_s = time.perf_counter() - start
+        if record.status == "ok":
+            # Metrics can be heavy (trajectory analysis); keep the event loop free meanwhile.
+            record.metrics = await asyncio.to_thread(self.benchmark.episode_metrics, record)
+        return record

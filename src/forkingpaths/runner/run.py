@@ -1,0 +1,183 @@
+"""Turns a RunSpec into a run directory: resume, schedule, budget, record, score, report."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forkingpaths.core.benchmark import Benchmark
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.models.usage import UsageMeter
+from forkingpaths.runner.episode import EpisodeContext, EpisodeJob
+from forkingpaths.runner.executor import make_executor
+from forkingpaths.runner.progress import RunProgress
+from forkingpaths.runner.rundir import RunDirectory
+from forkingpaths.runner.scoring import finalize_run
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunResult:
+    """What a finished (or stopped) run produced."""
+
+    run_dir: RunDirectory
+    metrics: dict[str, Any]
+    new_episodes: int
+    skipped_episodes: int
+    planned_episodes: int
+    budget_exhausted: bool = False
+    records: list[EpisodeRecord] = field(default_factory=list)
+
+
+def default_run_id(spec: RunSpec) -> str:
+    """Readable and stable: the same command maps to the same directory (so it resumes)."""
+    digest = hashlib.sha256(spec.model_dump_json().encode()).hexdigest()[:6]
+    model = re.sub(r"[^A-Za-z0-9.]+", "-", spec.model or "nomodel").strip("-")
+    bench = spec.benchmark.rsplit("-v", 1)[0]
+    return f"{bench}-{spec.split}-{spec.agent}-{model}-{digest}"
+
+
+def validate_spec(spec: RunSpec, benchmark: Benchmark) -> None:
+    """Refuse a spec that cannot run, before any episode starts (no network used)."""
+    agent = benchmark.agent_spec(spec.agent)
+    if agent.needs_model and spec.model is None:
+        example = next(iter(benchmark.scripted_policies), "echo")
+        raise ConfigError(
+            f"agent {spec.agent!r} of {benchmark.name} needs a model: pass --model, e.g. "
+            f"--model openai/gpt-4.1 or --model scripted/{example}"
+        )
+    if not agent.needs_model and spec.model is not None:
+        raise ConfigError(
+            f"agent {spec.agent!r} of {benchmark.name} decides without a model; drop --model "
+            f"{spec.model!r}"
+        )
+    if spec.trials < 1:
+        raise ConfigError(f"--trials must be >= 1, got {spec.trials}")
+    if spec.model is not None:
+        from forkingpaths.models.factory import check_model_access
+
+        check_model_access(spec.model, spec.model_options)
+
+
+def plan_jobs(spec: RunSpec, benchmark: Benchmark) -> list[EpisodeJob]:
+    instances = benchmark.select_instances(spec.split, spec.instances)
+    return [
+        EpisodeJob(instance, trial, benchmark.episode_seed(instance, trial, spec.seed))
+        for instance in instances
+        for trial in range(spec.trials)
+    ]
+
+
+def resolve_run_dir(
+    spec: RunSpec, runs_dir: Path, run_id: str | None, force_new: bool
+) -> RunDirectory:
+    base = run_id or default_run_id(spec)
+    path = Path(runs_dir) / base
+    if force_new:
+        n = 2
+        while (path / "spec.json").exists():
+            path = Path(runs_dir) / f"{base}-{n}"
+            n += 1
+    return RunDirectory(path)
+
+
+async def execute_run(
+    spec: RunSpec,
+    options: RunOptions,
+    *,
+    runs_dir: Path = Path("runs"),
+    run_id: str | None = None,
+    force_new: bool = False,
+    write_report: bool = True,
+) -> RunResult:
+    """Run (or resume) a spec. Cancelling this coroutine (Ctrl-C) keeps every finished record."""
+    benchmark = make_benchmark(spec.benchmark, **spec.benchmark_options)
+    spec = spec.model_copy(update={"benchmark": benchmark.id})
+    validate_spec(spec, benchmark)
+    jobs = plan_jobs(spec, benchmark)
+    run_dir = resolve_run_dir(spec, runs_dir, run_id, force_new)
+    run_dir.open(spec)
+
+    existing = run_dir.latest_records()
+    todo = [
+        job
+        for job in jobs
+        if job.key not in existing or (options.retry_errors and existing[job.key].status == "error")
+    ]
+    skipped = len(jobs) - len(todo)
+    if skipped:
+        log.info(
+            "resuming %s: %d of %d episodes already recorded", run_dir.path, skipped, len(jobs)
+        )
+
+    meter = UsageMeter()
+    context = EpisodeContext(run_dir.run_id, spec, options)
+    runner = context.build(meter) if options.executor == "local" else None
+    executor = make_executor(options.executor, options.concurrency, runner)
+    budget_hit = False
+
+    def should_continue() -> bool:
+        nonlocal budget_hit
+        if options.budget_usd is not None and meter.cost_usd >= options.budget_usd:
+            budget_hit = True
+            return False
+        return True
+
+    live_steps = (
+        (lambda: sum(len(r.steps) for r in runner.in_flight.values())) if runner else (lambda: 0)
+    )
+    new = 0
+    with RunProgress(
+        len(todo),
+        meter,
+        live_steps,
+        enabled=options.progress and bool(todo),
+        description=run_dir.run_id,
+    ) as progress:
+
+        def on_record(record: EpisodeRecord) -> None:
+            nonlocal new
+            run_dir.append(record)
+            new += 1
+            progress.episode_done(len(record.steps), record.status == "error")
+
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(0.5)
+                progress.refresh()
+
+        ticker = asyncio.create_task(tick())
+        try:
+            await executor.run(todo, context, on_record, should_continue)
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            if runner is not None:
+                await _close_model(runner.model)
+
+    if budget_hit:
+        log.warning(
+            "budget of $%.4f reached after $%.4f: %d episodes not started; re-run to continue",
+            options.budget_usd,
+            meter.cost_usd,
+            len(todo) - new,
+        )
+    metrics, records = finalize_run(run_dir, benchmark, jobs, write_report=write_report)
+    return RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, records)
+
+
+async def _close_model(model: object) -> None:
+    close = getattr(model, "aclose", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            await close()

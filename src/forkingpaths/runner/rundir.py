@@ -1,0 +1,167 @@
+"""The run directory: spec.json, append-only episodes.jsonl, metrics.json, report.html."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from forkingpaths.core.errors import InvalidFile, SpecMismatch
+from forkingpaths.core.records import SCHEMA_VERSION, EpisodeRecord, RunHeader, RunSpec
+
+log = logging.getLogger(__name__)
+
+SPEC_FILE = "spec.json"
+EPISODES_FILE = "episodes.jsonl"
+METRICS_FILE = "metrics.json"
+REPORT_FILE = "report.html"
+
+_KEY_PACKAGES = ("forkingpaths", "openai", "pydantic", "numpy", "aiohttp")
+
+
+def collect_environment() -> dict[str, Any]:
+    """Versions and revision recorded with every run so its results can be reproduced."""
+    packages = {}
+    for name in _KEY_PACKAGES:
+        try:
+            packages[name] = version(name)
+        except PackageNotFoundError:
+            packages[name] = None
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": packages,
+        "git_revision": _git_revision(),
+        "argv": sys.argv,
+    }
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+class RunDirectory:
+    """One run on disk. Episodes are appended one JSON line each and flushed, so a killed run
+    loses at most the episodes in flight; a torn last line is dropped on the next open."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.run_id = self.path.name
+
+    @property
+    def episodes_path(self) -> Path:
+        return self.path / EPISODES_FILE
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.path / METRICS_FILE
+
+    @property
+    def report_path(self) -> Path:
+        return self.path / REPORT_FILE
+
+    def exists(self) -> bool:
+        return (self.path / SPEC_FILE).exists()
+
+    def read_header(self) -> RunHeader:
+        spec_path = self.path / SPEC_FILE
+        if not spec_path.exists():
+            raise InvalidFile(f"{self.path}: not a run directory (no {SPEC_FILE})")
+        try:
+            header = RunHeader.model_validate_json(spec_path.read_text())
+        except ValidationError as exc:
+            raise InvalidFile(f"{spec_path}: {exc.errors()[0]['msg']}") from exc
+        if header.schema_version > SCHEMA_VERSION:
+            raise InvalidFile(
+                f"{spec_path}: schema_version {header.schema_version} is newer than this "
+                f"forkingpaths understands ({SCHEMA_VERSION}); upgrade forkingpaths"
+            )
+        return header
+
+    def open(self, spec: RunSpec) -> RunHeader:
+        """Create the directory for `spec`, or reopen it if it holds the same spec."""
+        if self.exists():
+            header = self.read_header()
+            diff = header.spec.differing_fields(spec)
+            if diff:
+                raise SpecMismatch(
+                    f"run directory {self.path} holds a different run; differing fields: "
+                    f"{', '.join(diff)}. Re-run with the original options to resume, "
+                    f"pass --force-new to start a new run, or choose another --run-id."
+                )
+            self._repair_tail()
+            return header
+        self.path.mkdir(parents=True, exist_ok=True)
+        header = RunHeader(run_id=self.run_id, spec=spec, environment=collect_environment())
+        _atomic_write(self.path / SPEC_FILE, header.model_dump_json(indent=2))
+        self.episodes_path.touch()
+        return header
+
+    def _repair_tail(self) -> None:
+        """Drop a torn final line left by a process killed mid-write."""
+        path = self.episodes_path
+        if not path.exists() or path.stat().st_size == 0:
+            return
+        with path.open("rb+") as fh:
+            data = fh.read()
+            if data.endswith(b"\n"):
+                return
+            cut = data.rfind(b"\n") + 1
+            fh.truncate(cut)
+        log.warning("dropped a torn last line from %s (a killed run)", path)
+
+    def append(self, record: EpisodeRecord) -> None:
+        line = record.model_dump_json() + "\n"
+        with self.episodes_path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def iter_records(self) -> Iterator[EpisodeRecord]:
+        """Every record in file order; a torn or invalid line is skipped with a warning."""
+        if not self.episodes_path.exists():
+            return
+        with self.episodes_path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield EpisodeRecord.model_validate_json(line)
+                except ValidationError:
+                    log.warning("%s:%d: skipped an unreadable record", self.episodes_path, lineno)
+
+    def latest_records(self) -> dict[tuple[str, int], EpisodeRecord]:
+        """The last record per (instance, trial): a retried episode supersedes its error."""
+        latest: dict[tuple[str, int], EpisodeRecord] = {}
+        for record in self.iter_records():
+            latest[record.key] = record
+        return latest
+
+    def write_metrics(self, metrics: dict[str, Any]) -> None:
+        _atomic_write(self.metrics_path, json.dumps(metrics, indent=2, sort_keys=False))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,97 @@
+"""Scores a run from its records alone: per-episode metrics, aggregates, usage, metrics.json."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from forkingpaths.core.benchmark import Benchmark
+from forkingpaths.core.records import SCHEMA_VERSION, EpisodeRecord, RunHeader
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.runner.rundir import RunDirectory
+
+if TYPE_CHECKING:
+    from forkingpaths.runner.episode import EpisodeJob
+
+
+def summarize(
+    header: RunHeader,
+    benchmark: Benchmark,
+    records: Sequence[EpisodeRecord],
+    planned: int,
+) -> dict[str, Any]:
+    """The content of metrics.json."""
+    ok = [r for r in records if r.status == "ok"]
+    errored = [r for r in records if r.status == "error"]
+    usage = {
+        "calls": sum(r.n_calls for r in records),
+        "cached_calls": sum(r.n_cached for r in records),
+        "prompt_tokens": sum(r.usage.prompt_tokens for r in records),
+        "completion_tokens": sum(r.usage.completion_tokens for r in records),
+        "reasoning_tokens": sum(r.usage.reasoning_tokens for r in records),
+        "cost_usd": round(sum(r.cost_usd for r in records), 6),
+    }
+    durations = [r.duration_s for r in records]
+    spec = header.spec
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": header.run_id,
+        "benchmark": benchmark.id,
+        "split": spec.split,
+        "agent": spec.agent,
+        "agent_options": spec.agent_options,
+        "model": spec.model,
+        "complete": len(records) >= planned,
+        "episodes": {"planned": planned, "ok": len(ok), "errored": len(errored)},
+        # Errored episodes (model outages, crashes) are counted but excluded from the metrics,
+        # so an infrastructure failure never reads as an agent failure.
+        "metrics": benchmark.aggregate(ok) if ok else {},
+        "usage": usage,
+        "timing": {
+            "episode_seconds_mean": round(statistics.fmean(durations), 4) if durations else None,
+            "episode_seconds_total": round(sum(durations), 4),
+        },
+        "errors": [
+            {"instance_id": r.instance_id, "trial": r.trial, "error": (r.error or "")[:500]}
+            for r in errored
+        ],
+    }
+
+
+def finalize_run(
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    jobs: Sequence[EpisodeJob],
+    *,
+    recompute: bool = False,
+    write_report: bool = True,
+) -> tuple[dict[str, Any], list[EpisodeRecord]]:
+    """Write metrics.json (and report.html) for the planned episodes of a run; with `recompute`
+    every per-episode metric is recomputed from the steps first."""
+    header = run_dir.read_header()
+    latest = run_dir.latest_records()
+    records = [latest[job.key] for job in jobs if job.key in latest]
+    if recompute:
+        for record in records:
+            if record.status == "ok":
+                record.metrics = benchmark.episode_metrics(record)
+    metrics = summarize(header, benchmark, records, len(jobs))
+    run_dir.write_metrics(metrics)
+    if write_report:
+        from forkingpaths.report.html import write_run_report
+
+        write_run_report(run_dir, header, benchmark, records, metrics)
+    return metrics, records
+
+
+def rescore_run(run_dir: RunDirectory, *, write_report: bool = True) -> dict[str, Any]:
+    """Recompute every metric of a run directory from its records; no model is called."""
+    from forkingpaths.runner.run import plan_jobs
+
+    spec = run_dir.read_header().spec
+    benchmark = make_benchmark(spec.benchmark, **spec.benchmark_options)
+    metrics, _ = finalize_run(
+        run_dir, benchmark, plan_jobs(spec, benchmark), recompute=True, write_report=write_report
+    )
+    return metrics
