@@ -84,6 +84,8 @@ class Benchmark(ABC):
     agents: ClassVar[Mapping[str, AgentSpec]]
     scripted_policies: ClassVar[Mapping[str, str]] = {}
     """Scripted model policies this benchmark contributes: name -> `module:class`."""
+    estimate_policy: ClassVar[str | None] = None
+    """Scripted policy that stands in for a competent model in `forkingpaths estimate`."""
     quick: ClassVar[tuple[QuickConfig, ...]]
     """Runs of the offline quick suite for this benchmark (reference agents, scripted models)."""
     cli_entry_point: ClassVar[str | None] = None
@@ -163,4 +165,8 @@ class Benchmark(ABC):
 
     def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
         """Figures for the run report; written under out_dir."""
+        return []
+
+    def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
+        """Figures comparing several runs (their metrics.json contents); written under out_dir."""
         return []

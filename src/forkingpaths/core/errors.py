@@ -43,3 +43,7 @@ class SpecMismatch(ConfigError):
 
 class InvalidFile(ConfigError):
     """A file given by the user (map, trajectory, records) is malformed."""
+
+
+class ResetNeeded(ForkingPathsError):
+    """An environment was stepped before `reset()` or after its episode ended."""

@@ -52,15 +52,7 @@ def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatMo
         return None
     from forkingpaths.models.factory import ModelRuntime, make_model
 
-    runtime = ModelRuntime(
-        cache=options.cache,
-        max_retries=options.max_retries,
-        request_timeout_s=options.request_timeout_s,
-        concurrency=options.model_concurrency,
-        requests_per_minute=options.requests_per_minute,
-        prices_path=options.prices_path,
-        meter=meter,
-    )
+    runtime = ModelRuntime.from_run_options(options, meter)
     return make_model(spec.model, spec.model_options, runtime)
 
 

@@ -64,6 +64,7 @@ class GridDagBenchmark(Benchmark):
             "griddag-random": f"{_AGENTS}.scripted:RandomWalkPolicy",
         }
     )
+    estimate_policy = "griddag-frontier"
     quick = (
         QuickConfig(split="main", agent="frontier"),
         QuickConfig(split="main", agent="react", model="scripted/griddag-frontier"),
@@ -199,6 +200,11 @@ class GridDagBenchmark(Benchmark):
         from forkingpaths.benchmarks.griddag.plots import write_report_plots
 
         return write_report_plots(self, records, out_dir)
+
+    def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
+        from forkingpaths.benchmarks.griddag.plots import write_compare_plots
+
+        return write_compare_plots(summaries, out_dir)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

@@ -14,16 +14,12 @@ from forkingpaths.benchmarks.griddag.world import (
     parse_direction,
 )
 from forkingpaths.core.env import Env, Observation, Step
-from forkingpaths.core.errors import ConfigError, ForkingPathsError
+from forkingpaths.core.errors import ConfigError, ResetNeeded
 
 NodeStatus = Literal["undiscovered", "discovered", "achieved"]
 Event = Literal["reset", "moved", "invalid", "blocked"]
 
 INVALID_ACTION_TEXT = 'Invalid action: reply with exactly one JSON object such as {"action":"up"}.'
-
-
-class ResetNeeded(ForkingPathsError):
-    """`step` was called before `reset` or after the episode ended."""
 
 
 @dataclass(frozen=True)

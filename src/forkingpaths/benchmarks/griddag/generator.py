@@ -143,8 +143,8 @@ def draw_names(rng: random.Random, count: int, taken: frozenset[str] = frozenset
 
 
 @dataclass(frozen=True)
-class _Dag:
-    """A sampled DAG over node indices; the goal is the last index."""
+class SampledDag:
+    """A sampled DAG over node indices (names come later); the goal is the last index."""
 
     depths: tuple[int, ...]
     options: tuple[tuple[tuple[int, ...], ...], ...]
@@ -203,7 +203,7 @@ def _ancestors(options: Sequence[Sequence[tuple[int, ...]]], node: int) -> set[i
     return seen
 
 
-def sample_dag(preset: DagPreset, rng: random.Random) -> _Dag:
+def sample_dag(preset: DagPreset, rng: random.Random) -> SampledDag:
     """Layers, prerequisite options with depth-biased parents, then the goal repair (App. C.1).
 
     Option 0 of every non-primitive node is anchored to the previous layer; further options are
@@ -239,7 +239,7 @@ def sample_dag(preset: DagPreset, rng: random.Random) -> _Dag:
             goal_parents.add(node)
             relevant |= {node} | _ancestors(options, node)
     options[goal] = [tuple(sorted(goal_parents))]
-    return _Dag(tuple(depths), tuple(tuple(o) for o in options), tuple(sizes))
+    return SampledDag(tuple(depths), tuple(tuple(o) for o in options), tuple(sizes))
 
 
 # ---- the grid map ----
@@ -250,6 +250,10 @@ def grid_side(points: int, density: float) -> int:
 
     Exact rational arithmetic, so 0.1 or 0.4 never round a boundary case differently.
     """
+    if not isinstance(points, int) or points < 1:
+        raise ConfigError(f"points must be a positive integer; got {points!r}")
+    if not isinstance(density, int | float) or not 0 < density <= 1:
+        raise ConfigError(f"density must be a number in (0, 1]; got {density!r}")
     target = Fraction(str(density))
     side = 1
     while Fraction(points, side * side) > target:
@@ -283,7 +287,9 @@ def _carve(path: Sequence[Cell], width: int, side: int, into: set[Cell]) -> None
 
 
 @dataclass(frozen=True)
-class _Layout:
+class Layout:
+    """A carved grid: its side, traversable cells, start and node cells (by node index)."""
+
     side: int
     cells: frozenset[Cell]
     start: Cell
@@ -291,7 +297,7 @@ class _Layout:
     corridor_widths: tuple[int, ...]
 
 
-def carve_layout(rng: random.Random, node_count: int, preset: ExplorationPreset) -> _Layout:
+def carve_layout(rng: random.Random, node_count: int, preset: ExplorationPreset) -> Layout:
     """Place the start and the nodes on distinct cells, then carve corridors from obstacles.
 
     Nodes join in random order, each by a corridor to a random point already joined (the start
@@ -313,7 +319,7 @@ def carve_layout(rng: random.Random, node_count: int, preset: ExplorationPreset)
         widths.append(width)
         _carve(_manhattan_path(rng, origin, positions[node]), width, side, cells)
         joined.append(positions[node])
-    return _Layout(side, frozenset(cells), start, positions, tuple(widths))
+    return Layout(side, frozenset(cells), start, positions, tuple(widths))
 
 
 # ---- the whole world ----

@@ -12,16 +12,10 @@ import numpy as np
 from forkingpaths.benchmarks.griddag.world import Cell, World
 from forkingpaths.core.errors import ConfigError, ForkingPathsError, InvalidFile
 
-CASE_REQUIRED_ACTION: dict[int, str] = {
-    1: "exploration",
-    2: "exploitation",
-    3: "exploitation",
-    4: "either",
-}
-"""Table 1: the action each case requires; it decides where an error is attributed."""
-
 EXPLORATION_CASES: frozenset[int] = frozenset({1, 4})
+"""Table 1 cases whose required action includes exploration: their errors count toward it (§4)."""
 EXPLOITATION_CASES: frozenset[int] = frozenset({2, 3, 4})
+"""Table 1 cases whose required action includes exploitation (case 4 counts toward both)."""
 
 EDGE_BUDGET = 2
 """Traversals of an edge tolerated in a no-progress segment (optimal online exploration, §4)."""
@@ -191,9 +185,7 @@ class ErrorMetric:
         self._unreachable = len(cells) + 1
         self._rows: dict[int, np.ndarray] = {}
         self._goal_index = self._index[world.nodes[world.goal].pos]
-        self._parents_of = {
-            name: tuple(tuple(o) for o in node.options) for name, node in world.nodes.items()
-        }
+        self._achieved: set[str] = set()
         self._started = False
 
     # ---- state ----
@@ -207,7 +199,7 @@ class ErrorMetric:
         self._frontier = np.zeros(size, dtype=bool)
         self._pending_mask = np.zeros(size, dtype=bool)
         self._frontier_size = 0
-        self._achieved: set[str] = set()
+        self._achieved = set()
         self._pending: set[str] = set()
         self._prec: dict[str, bool] = {name: self._prec_now(name) for name in self.world.nodes}
         self._position = p0
@@ -266,7 +258,7 @@ class ErrorMetric:
         return 4, self._frontier | self._pending_mask, self._frontier_size + len(self._pending)
 
     def _prec_now(self, name: str) -> bool:
-        options = self._parents_of[name]
+        options = self.world.nodes[name].options
         if not options:
             return True
         return any(all(p in self._achieved for p in option) for option in options)
@@ -305,19 +297,23 @@ class ErrorMetric:
                 self._pending_mask[self._index[pos]] = True
 
     def _distances(self, i: int) -> np.ndarray:
+        """d(cell i, .) on the true map, BFS once per source and cached."""
         row = self._rows.get(i)
         if row is None:
-            row = np.full(len(self._index), self._unreachable, dtype=np.int32)
-            row[i] = 0
+            # BFS over plain lists: indexing a numpy array element-wise is far slower.
+            unreachable = self._unreachable
+            dist = [unreachable] * len(self._cells)
+            dist[i] = 0
             queue = deque([i])
             adjacency = self._adjacency
             while queue:
                 cur = queue.popleft()
-                nxt_d = row[cur] + 1
+                step = dist[cur] + 1
                 for nxt in adjacency[cur]:
-                    if row[nxt] == self._unreachable:
-                        row[nxt] = nxt_d
+                    if dist[nxt] == unreachable:
+                        dist[nxt] = step
                         queue.append(nxt)
+            row = np.array(dist, dtype=np.int32)
             self._rows[i] = row
         return row
 

@@ -1,0 +1,144 @@
+"""Predicts a run's model calls, tokens and cost before running it, by a dry run offline."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import EpisodeRecord, RunSpec
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.models.base import Usage
+from forkingpaths.models.factory import ModelRuntime, parse_model_id
+from forkingpaths.models.pricing import PriceTable
+from forkingpaths.models.scripted import ScriptedModel, load_policy
+from forkingpaths.models.usage import UsageMeter
+from forkingpaths.runner.episode import EpisodeRunner
+from forkingpaths.runner.run import plan_jobs
+
+
+@dataclass
+class Estimate:
+    """Expected and upper-bound figures of a planned run."""
+
+    title: str
+    rows: list[list[Any]]
+    notes: list[str] = field(default_factory=list)
+    expected_cost_usd: float = 0.0
+    upper_cost_usd: float = 0.0
+    expected_calls: int = 0
+    upper_calls: int = 0
+
+
+def estimate_run(
+    benchmark_name: str,
+    *,
+    agent: str,
+    model: str,
+    split: str | None = None,
+    instances: list[str] | None = None,
+    trials: int = 1,
+    agent_options: dict[str, Any] | None = None,
+    completion_tokens: int | None = None,
+    prices_path: Path | None = None,
+) -> Estimate:
+    """Dry-run every planned episode with the benchmark's scripted stand-in policy (the same
+    prompts the real model would receive), then price the tokens as `model`.
+
+    Expected figures assume the model behaves like the stand-in (a competent agent); the upper
+    bound assumes every episode runs to its step cap, with the prompt growing per call as the
+    dry run measured.
+    """
+    bench = make_benchmark(benchmark_name)
+    parse_model_id(model)
+    spec = RunSpec(
+        benchmark=bench.id,
+        split=split or bench.default_split,
+        instances=instances,
+        trials=trials,
+        agent=agent,
+        agent_options=agent_options or {},
+        model=model,
+    )
+    if not bench.agent_spec(agent).needs_model:
+        raise ConfigError(f"agent {agent!r} uses no model: its runs cost nothing to estimate")
+    policy_name = bench.estimate_policy or next(iter(bench.scripted_policies), None)
+    if policy_name is None:
+        raise ConfigError(f"{bench.name} has no scripted policy to dry-run estimates with")
+    jobs = plan_jobs(spec, bench)
+    meter = UsageMeter()
+    stand_in = ScriptedModel(
+        model, load_policy(policy_name), ModelRuntime(cache=False, meter=meter)
+    )
+    runner = EpisodeRunner("estimate", spec, bench, stand_in, meter)
+
+    async def dry_run() -> list[EpisodeRecord]:
+        gate = asyncio.Semaphore(8)
+
+        async def one(job: Any) -> EpisodeRecord:
+            async with gate:
+                return await runner(job)
+
+        return await asyncio.gather(*(one(job) for job in jobs))
+
+    records = asyncio.run(dry_run())
+    prices = PriceTable.load(prices_path)
+    calls = [c for r in records for s in r.steps for c in s.calls]
+    n_calls = len(calls)
+    prompt = sum(c.prompt_tokens for c in calls)
+    per_call_out = completion_tokens
+    if per_call_out is None:
+        per_call_out = round(sum(c.completion_tokens for c in calls) / n_calls) if n_calls else 0
+    completion = per_call_out * n_calls
+    expected_cost = prices.price(model, Usage(prompt_tokens=prompt, completion_tokens=completion))
+
+    # Upper bound: every episode runs to its cap; prompt tokens of call k grow as first + slope*k.
+    upper_calls, upper_prompt = 0, 0
+    for job, record in zip(jobs, records, strict=True):
+        cap = bench.max_steps(job.instance)
+        per_step = max(
+            1.0, len([c for s in record.steps for c in s.calls]) / max(1, len(record.steps))
+        )
+        episode_calls = [c.prompt_tokens for s in record.steps for c in s.calls]
+        first = episode_calls[0] if episode_calls else 0
+        slope = (
+            (episode_calls[-1] - first) / (len(episode_calls) - 1)
+            if len(episode_calls) > 1
+            else 0.0
+        )
+        n = int(cap * per_step)
+        upper_calls += n
+        upper_prompt += int(n * first + slope * n * (n - 1) / 2)
+    upper_completion = per_call_out * upper_calls
+    upper_cost = prices.price(
+        model, Usage(prompt_tokens=upper_prompt, completion_tokens=upper_completion)
+    )
+    rows = [
+        ["episodes", len(jobs), len(jobs)],
+        ["model calls", n_calls, upper_calls],
+        ["prompt tokens", prompt, upper_prompt],
+        ["completion tokens", completion, upper_completion],
+        ["cost (USD)", round(expected_cost, 4), round(upper_cost, 4)],
+    ]
+    notes = [
+        f"dry run with scripted/{policy_name} standing in for {model}; token counts are "
+        "estimates (4 characters per token)",
+    ]
+    if not prices.is_priced(model):
+        notes.append(f"{model} is not in the price table: cost shows 0 (add it with --prices)")
+    if completion_tokens is None:
+        notes.append(
+            f"completion tokens per call assumed {per_call_out} (the stand-in's); reasoning "
+            "models write far more: pass --completion-tokens"
+        )
+    return Estimate(
+        f"Estimate: {bench.id} {spec.split} agent={agent} model={model}",
+        rows,
+        notes,
+        expected_cost,
+        upper_cost,
+        n_calls,
+        upper_calls,
+    )
