@@ -299,7 +299,7 @@ def build_app() -> typer.Typer:
             port=port,
             host=host,
             latency_ms=latency_ms,
-            error_rate=error_rate,
+            error_rate=error_rate or 0.0,
             fault=fault,
             seed=seed,
         )
@@ -327,7 +327,10 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: user errors print one clear line and exit 2."""
     app = build_app()
     try:
-        app(args=argv, standalone_mode=False, prog_name="forkingpaths")
+        # Without standalone mode click returns (not raises) the code of typer.Exit.
+        code = app(args=argv, standalone_mode=False, prog_name="forkingpaths")
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except ForkingPathsError as exc:
         Console(stderr=True).print(f"[red]error:[/red] {exc}")
         sys.exit(2)

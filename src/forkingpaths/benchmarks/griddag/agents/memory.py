@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from forkingpaths.benchmarks.griddag.agents import prompts
 from forkingpaths.benchmarks.griddag.agents.knowledge import (
     KnownMap,
@@ -10,7 +13,9 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
 )
 from forkingpaths.benchmarks.griddag.world import DIRECTIONS, Cell
 
-_OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
+_OPPOSITE: Mapping[str, str] = MappingProxyType(
+    {"up": "down", "down": "up", "left": "right", "right": "left"}
+)
 
 
 class HarnessMemory:

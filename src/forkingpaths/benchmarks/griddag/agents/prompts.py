@@ -1,10 +1,11 @@
-"""Every text the griddag agents show a model: system prompts (App. C.3, D) and the memory summary."""
+"""All text the griddag agents show a model: system prompts (App. C.3, D), memory summary."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from string import Template
+from types import MappingProxyType
 
 from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, Cell, format_prerequisites
 
@@ -15,27 +16,26 @@ MODES: tuple[str, ...] = ("default", "reasoning")
 
 # ---- system prompts (App. C.3): environment description + strategy sentence + action format ----
 
-ENVIRONMENT_DESCRIPTION = (
+_TASK = (
     "You control an agent in a symbolic grid environment that you can only partially observe. "
-    "Your objective is to activate the goal state. Each step tells you your current position, "
-    "the directions in which you may legally move, and any symbolic state newly discovered on "
-    "your current cell. A newly discovered state may come with its prerequisites and with "
-    "ancestor hints. You activate a state by standing on its cell once its prerequisites are "
-    "satisfied. The full map, the hidden step budget and the states you have not discovered are "
-    "not shown to you."
+    "Your objective is to activate the goal state."
 )
-
+_RULES = (
+    "A newly discovered state may come with its prerequisites and with ancestor hints. You "
+    "activate a state by standing on its cell once its prerequisites are satisfied. The full map, "
+    "the hidden step budget and the states you have not discovered are not shown to you."
+)
+ENVIRONMENT_DESCRIPTION = (
+    f"{_TASK} Each step tells you your current position, the directions in which you may legally "
+    f"move, and any symbolic state newly discovered on your current cell. {_RULES}"
+)
 # App. D: the harness prompt also tells the model that a memory summary follows each observation.
 HARNESS_ENVIRONMENT_DESCRIPTION = (
-    "You control an agent in a symbolic grid environment that you can only partially observe. "
-    "Your objective is to activate the goal state. Each step gives you your current observation: "
-    "your current position, the directions in which you may legally move, and any symbolic state "
-    "newly discovered on your current cell. You are also given a summary of the map you have "
-    "explored: visited cells, reachable frontier cells, discovered states, activated states and "
-    "prerequisite relations. A newly discovered state may come with its prerequisites and with "
-    "ancestor hints. You activate a state by standing on its cell once its prerequisites are "
-    "satisfied. The full map, the hidden step budget and the states you have not discovered are "
-    "not shown to you."
+    f"{_TASK} Each step gives you your current observation: your current position, the "
+    "directions in which you may legally move, and any symbolic state newly discovered on your "
+    "current cell. You are also given a summary of the map you have explored: visited cells, "
+    "reachable frontier cells, discovered states, activated states and prerequisite relations. "
+    f"{_RULES}"
 )
 
 # The strategy sentences are the independent variable of the paper's prompt ablation, so they
@@ -44,38 +44,43 @@ _EXPLORATION_DEFINITION = (
     "Treat exploration as deliberately moving toward cells you have not visited yet and roaming "
     "to uncover cells and symbolic states that you have not discovered yet."
 )
-STRATEGY_SENTENCES: Mapping[str, str] = {
-    "base": "",
-    "exploration": "Prioritize exploration when deciding where to move. " + _EXPLORATION_DEFINITION,
-    "exploitation": (
-        "Prioritize exploitation when deciding where to move. Among the symbolic states you have "
-        "already discovered, first target states whose prerequisites are already satisfied, and "
-        "move along the shortest available path to activate them."
-    ),
-    "balance": (
-        "Balance exploration and exploitation when deciding where to move. "
-        + _EXPLORATION_DEFINITION
-        + " Treat exploitation as targeting already discovered symbolic states whose "
-        "prerequisites are already satisfied and moving along the shortest available path to "
-        "activate them. Choose the balance between these two behaviors based on which actions "
-        "are most likely to solve the task in the fewest steps."
-    ),
-}
+STRATEGY_SENTENCES: Mapping[str, str] = MappingProxyType(
+    {
+        "base": "",
+        "exploration": "Prioritize exploration when deciding where to move. "
+        + _EXPLORATION_DEFINITION,
+        "exploitation": (
+            "Prioritize exploitation when deciding where to move. Among the symbolic states you "
+            "have already discovered, first target states whose prerequisites are already "
+            "satisfied, and move along the shortest available path to activate them."
+        ),
+        "balance": (
+            "Balance exploration and exploitation when deciding where to move. "
+            + _EXPLORATION_DEFINITION
+            + " Treat exploitation as targeting already discovered symbolic states whose "
+            "prerequisites are already satisfied and moving along the shortest available path to "
+            "activate them. Choose the balance between these two behaviors based on which actions "
+            "are most likely to solve the task in the fewest steps."
+        ),
+    }
+)
 
 ACTION_EXAMPLES = ", ".join(f'{{"action":"{d}"}}' for d in DIRECTION_ORDER)
 
-ACTION_FORMAT: Mapping[str, str] = {
-    "default": (
-        "Reply with exactly one JSON object containing one valid action from available_directions "
-        f"like this: {ACTION_EXAMPLES}"
-    ),
-    "reasoning": (
-        "Before you answer, think step by step about the map you have explored so far and the "
-        "states you have discovered, their prerequisites and which of them are activated. Then "
-        "end your reply with exactly one JSON object containing one valid action from "
-        f"available_directions like this: {ACTION_EXAMPLES}"
-    ),
-}
+ACTION_FORMAT: Mapping[str, str] = MappingProxyType(
+    {
+        "default": (
+            "Reply with exactly one JSON object containing one valid action from "
+            f"available_directions like this: {ACTION_EXAMPLES}"
+        ),
+        "reasoning": (
+            "Before you answer, think step by step about the map you have explored so far and the "
+            "states you have discovered, their prerequisites and which of them are activated. Then "
+            "end your reply with exactly one JSON object containing one valid action from "
+            f"available_directions like this: {ACTION_EXAMPLES}"
+        ),
+    }
+)
 
 REASONING_MARKER = "think step by step"
 """Phrase that only the reasoning-mode action format contains (scripted policies look for it)."""
@@ -83,7 +88,9 @@ REASONING_MARKER = "think step by step"
 SYSTEM_PROMPT = Template("$environment $strategy $action_format")
 
 
-def render_system_prompt(variant: str = "base", mode: str = "default", harness: bool = False) -> str:
+def render_system_prompt(
+    variant: str = "base", mode: str = "default", harness: bool = False
+) -> str:
     """The system prompt of one prompt set; variant and mode must be valid (callers validate)."""
     environment = HARNESS_ENVIRONMENT_DESCRIPTION if harness else ENVIRONMENT_DESCRIPTION
     text = SYSTEM_PROMPT.substitute(
@@ -178,7 +185,9 @@ def render_memory_summary(
     lines.append(SUMMARY_GOAL_KNOWN.substitute(goal=goal) if goal else SUMMARY_GOAL_UNKNOWN)
     lines.append(SUMMARY_VISITED.substitute(cells=format_cells(visited)))
     lines.append(
-        SUMMARY_FRONTIER.substitute(cells=format_cells(frontier)) if frontier else SUMMARY_NO_FRONTIER
+        SUMMARY_FRONTIER.substitute(cells=format_cells(frontier))
+        if frontier
+        else SUMMARY_NO_FRONTIER
     )
     lines.append(
         SUMMARY_OBSTACLES.substitute(cells=format_cells(obstacles))
@@ -220,3 +229,13 @@ REASONING_FRONTIER = Template(
 )
 REASONING_NONE = "I know of no unvisited cell or activatable state I can reach, so I keep moving."
 REASONING_RANDOM = "I pick one of the available directions at random."
+
+
+def render_frontier_reasoning(
+    kind: str, state: str | None, cell: Cell | None, distance: int
+) -> str:
+    """The one-sentence rationale of a frontier move (`kind` as in knowledge.FrontierPlan)."""
+    if cell is None:
+        return REASONING_NONE
+    template = {"goal": REASONING_GOAL, "pending": REASONING_PENDING}.get(kind, REASONING_FRONTIER)
+    return template.substitute(state=state, cell=format_cell(cell), distance=distance)

@@ -1,0 +1,75 @@
+"""Scripted griddag models: the frontier policy and a random walk, answering like a chat model."""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+
+from forkingpaths.benchmarks.griddag.agents import prompts
+from forkingpaths.benchmarks.griddag.agents.knowledge import (
+    KnownMap,
+    ObservationFacts,
+    ObservationFormatError,
+    parse_observation,
+    plan_frontier_move,
+)
+from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER
+from forkingpaths.models.base import Message, ModelParams
+
+
+def _observations(messages: list[Message]) -> list[ObservationFacts]:
+    """Facts of every user turn that is an observation, oldest first (others are skipped)."""
+    facts = []
+    for message in messages:
+        if message.role != "user":
+            continue
+        try:
+            facts.append(parse_observation(message.content))
+        except ObservationFormatError:
+            continue
+    return facts
+
+
+def _system_prompt(messages: list[Message]) -> str:
+    return "\n".join(m.content for m in messages if m.role == "system")
+
+
+def _answer(direction: str, reasoning: str, messages: list[Message]) -> str:
+    action = json.dumps({"action": direction}, separators=(",", ":"))
+    if prompts.asks_for_reasoning(_system_prompt(messages)):
+        return f"{reasoning}\n{action}"
+    return action
+
+
+class FrontierPolicy:
+    """`scripted/griddag-frontier`: rebuilds the known map from every observation in the
+    conversation and answers with the frontier move (knowledge.plan_frontier_move).
+
+    Stateless: the same messages always give the same reply, whichever episode sends them.
+    """
+
+    def respond(self, messages: list[Message], params: ModelParams) -> str:
+        known = KnownMap()
+        for facts in _observations(messages):
+            known.update(facts)
+        plan = plan_frontier_move(known)
+        reasoning = prompts.render_frontier_reasoning(
+            plan.kind, plan.state, plan.target, plan.distance
+        )
+        return _answer(plan.direction, reasoning, messages)
+
+
+class RandomWalkPolicy:
+    """`scripted/griddag-random`: a uniform choice among the last observation's directions,
+    seeded by a stable hash of the conversation so that replies are reproducible."""
+
+    def respond(self, messages: list[Message], params: ModelParams) -> str:
+        last = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        try:
+            available = parse_observation(last).available
+        except ObservationFormatError:
+            available = ()
+        rng = random.Random(zlib.crc32(f"{len(messages)}\n{last}".encode()))
+        direction = rng.choice(available or DIRECTION_ORDER)
+        return _answer(direction, prompts.REASONING_RANDOM, messages)

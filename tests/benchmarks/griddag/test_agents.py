@@ -1,0 +1,431 @@
+"""Tests of the griddag agents: ReAct (prompts, history, parsing, harness) and reference agents."""
+
+from __future__ import annotations
+
+import pytest
+
+from forkingpaths.benchmarks.griddag.agents import prompts
+from forkingpaths.benchmarks.griddag.agents.memory import HarnessMemory
+from forkingpaths.benchmarks.griddag.agents.react import ReActAgent, make_react
+from forkingpaths.benchmarks.griddag.agents.reference import make_frontier, make_random
+from forkingpaths.benchmarks.griddag.agents.scripted import FrontierPolicy, RandomWalkPolicy
+from forkingpaths.benchmarks.griddag.env import GridDagEnv
+from forkingpaths.benchmarks.griddag.world import World
+from forkingpaths.core.agent import Agent
+from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.env import Observation
+from forkingpaths.core.errors import ConfigError, ModelError
+from forkingpaths.core.registry import load_entry_point
+from forkingpaths.models.base import Completion, Message, ModelParams, ScriptedPolicy
+
+INSTANCE = Instance(id="test", split="test")
+
+# y=2:  .  A  .  G        S start, A primitive, B requires A, G (goal) requires B or C,
+# y=1:  .  #  #  .        C requires A and B; '#' are obstacles.
+# y=0:  S  .  B  C
+SMALL_WORLD = World.from_json(
+    {
+        "cells": [[x, y] for x in range(4) for y in range(3) if (x, y) not in ((1, 1), (2, 1))],
+        "start": [0, 0],
+        "nodes": {
+            "A": {"pos": [1, 2], "options": []},
+            "B": {"pos": [2, 0], "options": [["A"]]},
+            "C": {"pos": [3, 0], "options": [["A", "B"]]},
+            "G": {"pos": [3, 2], "options": [["B"], ["C"]]},
+        },
+        "goal": "G",
+    }
+)
+
+
+class FakeChatModel:
+    """A ChatModel test double: answers `replies` in turn (cycling) and records every request."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.name = "fake/model"
+        self.replies = replies
+        self.requests: list[tuple[list[Message], ModelParams | None]] = []
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        self.requests.append((list(messages), params))
+        text = self.replies[(len(self.requests) - 1) % len(self.replies)]
+        return Completion(text=text, model=self.name, latency_s=0.25)
+
+
+class PolicyModel:
+    """Adapter: a ScriptedPolicy behind the ChatModel protocol."""
+
+    def __init__(self, policy: ScriptedPolicy) -> None:
+        self.name = "scripted/test"
+        self.policy = policy
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        return Completion(
+            text=self.policy.respond(messages, params or ModelParams()), model=self.name
+        )
+
+
+class FailingModel:
+    name = "fake/down"
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        raise ModelError("service unavailable after 6 attempts")
+
+
+def observation(text: str) -> Observation:
+    return Observation(text=text)
+
+
+OBS = [
+    "OBSERVATION: You are at [0, 0]. You found nothing here. Available directions: up, right. "
+    "You spent 0 steps.",
+    "OBSERVATION: You are at [0, 1]. You found nothing here. Available directions: up, down. "
+    "You spent 1 steps.",
+    "OBSERVATION: You are at [0, 2]. You found nothing here. Available directions: down, right. "
+    "You spent 2 steps.",
+]
+
+
+async def play(agent: Agent, world: World, seed: int = 0) -> tuple[bool, int, list[str]]:
+    """Run one episode; returns (success, steps, actions)."""
+    env = GridDagEnv(world)
+    agent.reset(INSTANCE, seed)
+    current = env.reset(seed=seed)
+    actions = []
+    for _ in range(world.budget):
+        decision = await agent.act(current)
+        actions.append(decision.action)
+        result = env.step(decision.action)
+        current = result.observation
+        if result.done:
+            break
+    return bool(current.data["outcome"]["success"]), int(current.data["steps"]), actions
+
+
+# ---- options ----
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [
+        ("prompt", "curious", "base, exploration, exploitation, balance"),
+        ("mode", "cot", "default, reasoning"),
+        ("harness", "maybe", "true, false"),
+        ("history_window", -1, "an integer >= 0"),
+        ("max_tokens", 0, "an integer >= 1"),
+        ("reasoning_effort", "extreme", "low, medium, high"),
+    ],
+)
+def test_invalid_options_name_option_value_and_allowed(option: str, value: object, allowed: str):
+    with pytest.raises(ConfigError) as excinfo:
+        make_react(benchmark=None, model=FakeChatModel(["up"]), **{option: value})
+    message = str(excinfo.value)
+    assert option in message and repr(value) in message and allowed in message
+
+
+def test_react_needs_a_model() -> None:
+    with pytest.raises(ConfigError, match="model"):
+        make_react(benchmark=None, model=None)
+
+
+def test_cli_strings_are_accepted() -> None:
+    agent = make_react(model=FakeChatModel(["up"]), harness="true", history_window="3")
+    assert agent.harness is True and agent.history_window == 3
+
+
+def test_agents_satisfy_the_protocol_and_load_from_entry_points() -> None:
+    model = FakeChatModel(["up"])
+    for path in (
+        "forkingpaths.benchmarks.griddag.agents.reference:make_random",
+        "forkingpaths.benchmarks.griddag.agents.reference:make_frontier",
+        "forkingpaths.benchmarks.griddag.agents.react:make_react",
+    ):
+        agent = load_entry_point(path)(benchmark=None, model=model, unrelated_option=1)
+        assert isinstance(agent, Agent)
+        assert agent.state() == {}
+
+
+# ---- system prompts (App. C.3, D) ----
+
+
+@pytest.mark.parametrize("variant", prompts.PROMPT_VARIANTS)
+@pytest.mark.parametrize("mode", prompts.MODES)
+async def test_system_prompt_variant(variant: str, mode: str) -> None:
+    model = FakeChatModel(['{"action":"up"}'])
+    agent = make_react(model=model, prompt=variant, mode=mode)
+    agent.reset(INSTANCE, 0)
+    await agent.act(observation(OBS[0]))
+    system = model.requests[0][0][0]
+    assert system.role == "system"
+    assert system.content.startswith(prompts.ENVIRONMENT_DESCRIPTION)
+    assert '{"action":"up"}, {"action":"down"}, {"action":"left"}, {"action":"right"}' in (
+        system.content
+    )
+    for other, sentence in prompts.STRATEGY_SENTENCES.items():
+        if sentence:
+            assert (sentence in system.content) == (other == variant)
+    assert prompts.asks_for_reasoning(system.content) == (mode == "reasoning")
+    if mode == "reasoning":
+        assert "end your reply with exactly one JSON object" in system.content
+    else:
+        assert "Reply with exactly one JSON object" in system.content
+
+
+def test_strategy_sentences_keep_the_papers_meaning() -> None:
+    assert prompts.STRATEGY_SENTENCES["base"] == ""
+    exploration = prompts.STRATEGY_SENTENCES["exploration"]
+    assert exploration.startswith("Prioritize exploration when deciding where to move.")
+    assert "cells you have not visited yet" in exploration
+    exploitation = prompts.STRATEGY_SENTENCES["exploitation"]
+    assert exploitation.startswith("Prioritize exploitation when deciding where to move.")
+    assert "shortest available path" in exploitation
+    balance = prompts.STRATEGY_SENTENCES["balance"]
+    assert balance.startswith("Balance exploration and exploitation")
+    assert "fewest steps" in balance
+
+
+async def test_harness_system_prompt_keeps_strategy_sentence() -> None:
+    model = FakeChatModel(['{"action":"up"}'])
+    agent = make_react(model=model, prompt="exploitation", harness=True)
+    agent.reset(INSTANCE, 0)
+    await agent.act(observation(OBS[0]))
+    system = model.requests[0][0][0].content
+    assert system.startswith(prompts.HARNESS_ENVIRONMENT_DESCRIPTION)
+    assert "summary" in system and "frontier" in system
+    assert prompts.STRATEGY_SENTENCES["exploitation"] in system
+
+
+# ---- conversation ----
+
+
+async def test_user_turns_and_raw_replies_form_the_history() -> None:
+    replies = ['{"action":"up"}', 'Going up.\n{"action": "up"}', '{"action":"right"}']
+    model = FakeChatModel(replies)
+    agent = make_react(model=model, max_tokens=256, reasoning_effort="low")
+    agent.reset(INSTANCE, 0)
+    for text in OBS:
+        await agent.act(observation(text))
+    messages, params = model.requests[-1]
+    assert [m.role for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    assert [m.content for m in messages[1:]] == [
+        OBS[0],
+        replies[0],
+        OBS[1],
+        replies[1],
+        OBS[2],
+    ]
+    assert params == ModelParams(temperature=0.0, max_tokens=256, reasoning_effort="low")
+
+
+@pytest.mark.parametrize(("window", "kept"), [(0, []), (1, [1]), (2, [0, 1]), (5, [0, 1])])
+async def test_history_window_keeps_last_pairs(window: int, kept: list[int]) -> None:
+    model = FakeChatModel(['{"action":"up"}'])
+    agent = make_react(model=model, history_window=window)
+    agent.reset(INSTANCE, 0)
+    for text in OBS:
+        await agent.act(observation(text))
+    messages = model.requests[-1][0]
+    expected = []
+    for i in kept:
+        expected += [OBS[i], '{"action":"up"}']
+    assert [m.content for m in messages[1:]] == [*expected, OBS[2]]
+
+
+async def test_reset_forgets_the_episode() -> None:
+    model = FakeChatModel(['{"action":"up"}'])
+    agent = make_react(model=model)
+    agent.reset(INSTANCE, 0)
+    await agent.act(observation(OBS[0]))
+    agent.reset(INSTANCE, 1)
+    await agent.act(observation(OBS[1]))
+    assert [m.role for m in model.requests[-1][0]] == ["system", "user"]
+
+
+async def test_json_parsed_out_of_prose() -> None:
+    reply = (
+        "I have visited [0, 0] and [0, 1]; the cell to the right is unexplored.\n"
+        '```json\n{"action": "right"}\n```'
+    )
+    agent = make_react(model=FakeChatModel([reply]), mode="reasoning")
+    agent.reset(INSTANCE, 0)
+    decision = await agent.act(observation(OBS[0]))
+    assert decision.action == "right"
+    assert decision.thought == (
+        "I have visited [0, 0] and [0, 1]; the cell to the right is unexplored."
+    )
+    assert len(decision.calls) == 1
+    call = decision.calls[0]
+    assert (call.model, call.response, call.latency_s, call.purpose) == (
+        "fake/model",
+        reply,
+        0.25,
+        "act",
+    )
+
+
+@pytest.mark.parametrize("reply", ["I would rather not move.", "", '{"action": "north"}'])
+async def test_unparseable_reply_is_sent_raw(reply: str) -> None:
+    agent = make_react(model=FakeChatModel([reply]))
+    agent.reset(INSTANCE, 0)
+    decision = await agent.act(observation(OBS[0]))
+    assert decision.action == reply
+    assert decision.calls[0].response == reply
+    env = GridDagEnv(SMALL_WORLD)
+    env.reset(seed=0)
+    assert env.step(decision.action).info["valid"] is False
+
+
+async def test_model_error_propagates() -> None:
+    agent = make_react(model=FailingModel())
+    agent.reset(INSTANCE, 0)
+    with pytest.raises(ModelError):
+        await agent.act(observation(OBS[0]))
+
+
+# ---- harness (App. D) ----
+
+
+async def test_harness_appends_the_memory_summary() -> None:
+    moves = ["up", "up", "right", "right", "right", "down"]
+    model = FakeChatModel([f'{{"action":"{move}"}}' for move in moves])
+    agent = make_react(model=model, harness=True)
+    env = GridDagEnv(SMALL_WORLD)
+    agent.reset(INSTANCE, 0)
+    current = env.reset(seed=0)
+    shown = []
+    for _ in range(6):
+        shown.append(current.text)
+        current = env.step((await agent.act(current)).action).observation
+    shown.append(current.text)
+    await agent.act(current)
+    user = model.requests[-1][0][-1].content
+    observation_text, summary = user.split("\n\n")
+    assert observation_text == shown[-1]
+    # The summary holds exactly what the observation texts revealed.
+    memory = HarnessMemory()
+    for text, action in zip(shown, [None, *moves], strict=True):
+        memory.observe(text, action)
+    assert summary == memory.summary()
+    lines = summary.splitlines()
+    assert lines[0] == (
+        "From your movements so far, coordinate system: [x, y] where up=y+1, down=y-1, "
+        "left=x-1, right=x+1."
+    )
+    assert "The goal state is G." in lines
+    assert "You have visited [0, 0], [0, 1], [0, 2], [1, 2], [2, 2], [3, 1], [3, 2]." in lines
+    assert (
+        "You have not visited these cells yet, but you know you can pass through them: "
+        "[1, 0], [3, 0]." in lines
+    )
+    assert any(line.startswith("You know you cannot pass through these cells: ") for line in lines)
+    assert (
+        "You discovered A at [1, 2]. It is already activated. It has no prerequisites. "
+        "Once it is activated, you can next pursue B, C." in lines
+    )
+    assert (
+        "You discovered G at [3, 2]. It is not activated yet. To activate it, you should find "
+        "B, or C first." in lines
+    )
+    assert "Activated states: A." in lines
+    assert "The discovered states whose prerequisites are already satisfied: none." in lines
+
+
+def test_coordinate_system_needs_one_horizontal_and_one_vertical_move() -> None:
+    memory = HarnessMemory()
+    memory.observe(OBS[0])
+    memory.observe(OBS[1], "up")
+    assert memory.coordinate_system() is None
+    assert "coordinate system" not in memory.summary()
+    memory.observe(
+        "OBSERVATION: You cannot move left from [0, 1]. You are at [0, 1]. Available directions: "
+        "up, down. You spent 2 steps.",
+        "left",
+    )
+    assert memory.coordinate_system() is None  # a refused move teaches nothing
+    memory.observe(OBS[2], "up")
+    memory.observe(
+        "OBSERVATION: You are at [1, 2]. You found nothing here. Available directions: left. "
+        "You spent 4 steps.",
+        "right",
+    )
+    assert memory.coordinate_system() == {
+        "up": (0, 1),
+        "down": (0, -1),
+        "left": (-1, 0),
+        "right": (1, 0),
+    }
+
+
+def test_summary_before_anything_is_known() -> None:
+    memory = HarnessMemory()
+    memory.observe(OBS[0])
+    summary = memory.summary()
+    assert "You have not discovered the goal state yet." in summary
+    assert "You have visited [0, 0]." in summary
+    assert "You have not discovered any state yet." in summary
+    assert "Activated states: none." in summary
+
+
+# ---- reference agents ----
+
+
+async def test_random_agent_is_seeded_and_legal() -> None:
+    first = await play(make_random(model=None), SMALL_WORLD, seed=3)
+    again = await play(make_random(model=None), SMALL_WORLD, seed=3)
+    other = await play(make_random(model=None), SMALL_WORLD, seed=4)
+    assert first == again
+    assert first[2] != other[2]
+    agent = make_random(model=None)
+    agent.reset(INSTANCE, 0)
+    for text in OBS:
+        allowed = text.split("Available directions: ")[1].split(".")[0].split(", ")
+        assert (await agent.act(observation(text))).action in allowed
+
+
+async def test_frontier_agent_solves_small_world() -> None:
+    success, steps, actions = await play(make_frontier(model=None), SMALL_WORLD)
+    assert success
+    assert set(actions) <= {"up", "down", "left", "right"}
+    assert steps == 11
+
+
+# ---- end to end: the ReAct agent with scripted models ----
+
+
+@pytest.mark.parametrize(
+    ("mode", "harness"), [("default", False), ("reasoning", False), ("reasoning", True)]
+)
+async def test_react_with_frontier_policy_solves_small_world(mode: str, harness: bool) -> None:
+    agent = make_react(model=PolicyModel(FrontierPolicy()), mode=mode, harness=harness)
+    success, steps, _ = await play(agent, SMALL_WORLD)
+    reference = await play(make_frontier(model=None), SMALL_WORLD)
+    assert success
+    assert steps == reference[1]
+
+
+async def test_react_with_random_walk_policy_stays_legal() -> None:
+    agent = make_react(model=PolicyModel(RandomWalkPolicy()))
+    env = GridDagEnv(SMALL_WORLD)
+    agent.reset(INSTANCE, 0)
+    current = env.reset(seed=0)
+    for _ in range(10):
+        result = env.step((await agent.act(current)).action)
+        assert result.info["valid"]
+        current = result.observation
+
+
+def test_react_agent_type() -> None:
+    assert isinstance(make_react(model=FakeChatModel(["up"])), ReActAgent)

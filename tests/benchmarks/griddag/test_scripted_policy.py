@@ -1,0 +1,167 @@
+"""Tests of the scripted griddag models: FrontierPolicy and RandomWalkPolicy."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from forkingpaths.benchmarks.griddag.agents import prompts
+from forkingpaths.benchmarks.griddag.agents.knowledge import (
+    KnownMap,
+    choose_frontier_move,
+    parse_observation,
+)
+from forkingpaths.benchmarks.griddag.agents.react import strip_action_json
+from forkingpaths.benchmarks.griddag.agents.scripted import FrontierPolicy, RandomWalkPolicy
+from forkingpaths.benchmarks.griddag.env import GridDagEnv
+from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, World, parse_direction
+from forkingpaths.models.base import Message, ModelParams, ScriptedPolicy
+
+PARAMS = ModelParams()
+
+# y=2:  .  A  .  G        S start, A primitive, B requires A, G (goal) requires B or C,
+# y=1:  .  #  #  .        C requires A and B; '#' are obstacles.
+# y=0:  S  .  B  C
+SMALL_WORLD = World.from_json(
+    {
+        "cells": [[x, y] for x in range(4) for y in range(3) if (x, y) not in ((1, 1), (2, 1))],
+        "start": [0, 0],
+        "nodes": {
+            "A": {"pos": [1, 2], "options": []},
+            "B": {"pos": [2, 0], "options": [["A"]]},
+            "C": {"pos": [3, 0], "options": [["A", "B"]]},
+            "G": {"pos": [3, 2], "options": [["B"], ["C"]]},
+        },
+        "goal": "G",
+    }
+)
+
+
+def system(mode: str = "default") -> Message:
+    return Message(role="system", content=prompts.render_system_prompt("base", mode))
+
+
+def conversation(mode: str, observations: list[str], replies: list[str]) -> list[Message]:
+    messages = [system(mode)]
+    for i, text in enumerate(observations):
+        messages.append(Message(role="user", content=text))
+        if i < len(replies):
+            messages.append(Message(role="assistant", content=replies[i]))
+    return messages
+
+
+def test_policies_satisfy_the_protocol() -> None:
+    assert isinstance(FrontierPolicy(), ScriptedPolicy)
+    assert isinstance(RandomWalkPolicy(), ScriptedPolicy)
+
+
+@pytest.mark.parametrize("harness", [False, True])
+def test_frontier_policy_equals_frontier_move_along_an_episode(harness: bool) -> None:
+    """At every turn of an episode driven by the policy itself, its answer is exactly the JSON of
+    choose_frontier_move over the same observations; it solves the world."""
+    policy = FrontierPolicy()
+    env = GridDagEnv(SMALL_WORLD)
+    current = env.reset(seed=0)
+    observations: list[str] = []
+    replies: list[str] = []
+    known = KnownMap()
+    for _ in range(SMALL_WORLD.budget):
+        known.update(parse_observation(current.text))
+        # A trailing harness-like summary must not change the answer.
+        text = f"{current.text}\n\nYou discovered X at [9, 9]." if harness else current.text
+        observations.append(text)
+        reply = policy.respond(conversation("default", observations, replies), PARAMS)
+        assert json.loads(reply) == {"action": choose_frontier_move(known)}
+        assert reply == json.dumps({"action": choose_frontier_move(known)}, separators=(",", ":"))
+        replies.append(reply)
+        result = env.step(reply)
+        assert result.info["valid"]
+        current = result.observation
+        if result.done:
+            break
+    assert current.data["outcome"]["success"]
+
+
+def test_frontier_policy_reasoning_mode_writes_prose_then_json() -> None:
+    observations = [
+        "OBSERVATION: You are at [0, 0]. You found nothing here. Available directions: up, right. "
+        "You spent 0 steps."
+    ]
+    reply = FrontierPolicy().respond(conversation("reasoning", observations, []), PARAMS)
+    assert parse_direction(reply) == "up"
+    prose = strip_action_json(reply)
+    assert prose and "{" not in prose
+    assert reply.rstrip().endswith('{"action":"up"}')
+
+
+def test_frontier_policy_is_stateless() -> None:
+    policy = FrontierPolicy()
+    a = conversation(
+        "default",
+        [
+            "OBSERVATION: You are at [0, 0]. You found nothing here. Available directions: right. "
+            "You spent 0 steps."
+        ],
+        [],
+    )
+    b = conversation(
+        "default",
+        [
+            "OBSERVATION: You are at [5, 5]. You found nothing here. Available directions: down. "
+            "You spent 0 steps."
+        ],
+        [],
+    )
+    first = policy.respond(a, PARAMS)
+    assert policy.respond(b, PARAMS) == '{"action":"down"}'
+    assert policy.respond(a, PARAMS) == first == '{"action":"right"}'
+
+
+def test_frontier_policy_skips_user_turns_that_are_not_observations() -> None:
+    messages = [
+        system(),
+        Message(role="user", content="Let's begin."),
+        Message(
+            role="user",
+            content="OBSERVATION: You are at [0, 0]. You found nothing here. Available "
+            "directions: left. You spent 0 steps.",
+        ),
+    ]
+    assert FrontierPolicy().respond(messages, PARAMS) == '{"action":"left"}'
+
+
+def _random_conversations() -> list[list[Message]]:
+    out = []
+    for x in range(12):
+        text = (
+            f"OBSERVATION: You are at [{x}, 1]. You found nothing here. Available directions: "
+            f"up, down, left, right. You spent {x} steps."
+        )
+        out.append(conversation("default", [text], []))
+    return out
+
+
+def test_random_walk_policy_is_deterministic_and_legal() -> None:
+    policy = RandomWalkPolicy()
+    answers = [policy.respond(m, PARAMS) for m in _random_conversations()]
+    assert answers == [RandomWalkPolicy().respond(m, PARAMS) for m in _random_conversations()]
+    assert {json.loads(a)["action"] for a in answers} <= set(DIRECTION_ORDER)
+    assert len(set(answers)) > 1  # different conversations, different seeds
+    narrow = conversation(
+        "default",
+        [
+            "OBSERVATION: You are at [0, 0]. You found nothing here. Available directions: down. "
+            "You spent 0 steps."
+        ],
+        [],
+    )
+    assert policy.respond(narrow, PARAMS) == '{"action":"down"}'
+
+
+def test_random_walk_policy_reasoning_mode_ends_with_json() -> None:
+    messages = _random_conversations()[0]
+    messages[0] = system("reasoning")
+    reply = RandomWalkPolicy().respond(messages, PARAMS)
+    assert parse_direction(reply) in DIRECTION_ORDER
+    assert strip_action_json(reply) == prompts.REASONING_RANDOM
