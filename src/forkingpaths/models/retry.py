@@ -146,5 +146,16 @@ async def call_with_retries(
 
 
 def _describe(err: BaseException) -> str:
+    """`Type: message`, plus the root cause when the SDK wrapped one (its aiohttp transport
+    reports a refused connection as a timeout; the root cause says what really happened)."""
+    text = _one(err)
+    root, seen = err, {id(err)}
+    while (nxt := root.__cause__ or root.__context__) is not None and id(nxt) not in seen:
+        seen.add(id(nxt))
+        root = nxt
+    return text if root is err else f"{text} (cause: {_one(root)})"
+
+
+def _one(err: BaseException) -> str:
     text = str(err).strip()
     return f"{type(err).__name__}: {text}" if text else type(err).__name__

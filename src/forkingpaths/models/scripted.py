@@ -112,6 +112,9 @@ class ScriptedModel:
         self._meter.record(completion)
         return completion
 
+    async def aclose(self) -> None:
+        """Nothing to release; present so callers can close any model alike."""
+
 
 def load_policy(name: str) -> ScriptedPolicy:
     """Instantiate the scripted policy registered as `name` (generic or a benchmark's)."""

@@ -48,8 +48,9 @@ class ReActAgent:
             temperature=0.0, max_tokens=max_tokens, reasoning_effort=reasoning_effort
         )
         self.system_prompt = prompts.render_system_prompt(prompt, mode, harness)
-        self.history: list[tuple[str, str]] = []
-        """(user turn, assistant reply) pairs of this episode, oldest first."""
+        self.history: list[tuple[Message, Message]] = []
+        """(user turn, assistant reply) message pairs of this episode, oldest first; kept as
+        messages so a long episode does not rebuild its whole history on every call."""
         self.memory = HarnessMemory()
         self._last_action: str | None = None
 
@@ -65,7 +66,7 @@ class ReActAgent:
             pairs = pairs[-self.history_window :] if self.history_window else []
         out = [Message(role="system", content=self.system_prompt)]
         for user, reply in pairs:
-            out += [Message(role="user", content=user), Message(role="assistant", content=reply)]
+            out += (user, reply)
         out.append(Message(role="user", content=user_turn))
         return out
 
@@ -76,9 +77,10 @@ class ReActAgent:
             user_turn = prompts.HARNESS_TURN.substitute(
                 observation=observation.text, summary=self.memory.summary()
             )
-        completion = await self.model.complete(self.messages(user_turn), self.params)
+        request = self.messages(user_turn)
+        completion = await self.model.complete(request, self.params)
         reply = completion.text
-        self.history.append((user_turn, reply))
+        self.history.append((request[-1], Message(role="assistant", content=reply)))
         direction = parse_direction(reply)
         self._last_action = direction
         # An unparseable reply goes to the env verbatim, which records it as an invalid step.

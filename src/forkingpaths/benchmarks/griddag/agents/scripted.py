@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import zlib
+from collections.abc import Callable
 
 from forkingpaths.benchmarks.griddag.agents import prompts
 from forkingpaths.benchmarks.griddag.agents.knowledge import (
@@ -18,16 +20,21 @@ from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER
 from forkingpaths.models.base import Message, ModelParams
 
 
-def _observations(messages: list[Message]) -> list[ObservationFacts]:
+def _parse_or_none(text: str) -> ObservationFacts | None:
+    try:
+        return parse_observation(text)
+    except ObservationFormatError:
+        return None
+
+
+def _observations(
+    messages: list[Message], parse: Callable[[str], ObservationFacts | None] = _parse_or_none
+) -> list[ObservationFacts]:
     """Facts of every user turn that is an observation, oldest first (others are skipped)."""
     facts = []
     for message in messages:
-        if message.role != "user":
-            continue
-        try:
-            facts.append(parse_observation(message.content))
-        except ObservationFormatError:
-            continue
+        if message.role == "user" and (parsed := parse(message.content)) is not None:
+            facts.append(parsed)
     return facts
 
 
@@ -46,12 +53,17 @@ class FrontierPolicy:
     """`scripted/griddag-frontier`: rebuilds the known map from every observation in the
     conversation and answers with the frontier move (knowledge.plan_frontier_move).
 
-    Stateless: the same messages always give the same reply, whichever episode sends them.
+    Stateless: the same messages always give the same reply, whichever episode sends them. Each
+    request re-reads the whole conversation, so parsed observations are memoised per policy
+    object (a pure function of the text; it does not change any answer).
     """
+
+    def __init__(self) -> None:
+        self._parse = functools.lru_cache(maxsize=1 << 16)(_parse_or_none)
 
     def respond(self, messages: list[Message], params: ModelParams) -> str:
         known = KnownMap()
-        for facts in _observations(messages):
+        for facts in _observations(messages, self._parse):
             known.update(facts)
         plan = plan_frontier_move(known)
         reasoning = prompts.render_frontier_reasoning(

@@ -1,0 +1,119 @@
+"""LiteLLM client (optional extra) for providers without an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+
+from forkingpaths.core.errors import ConfigError, MissingAPIKey
+from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.models.openai_compat import (
+    MalformedResponse,
+    RawAnswer,
+    RemoteChatModel,
+    checked_base_url,
+    parse_chat_response,
+)
+
+if TYPE_CHECKING:
+    from forkingpaths.core.records import ModelOptions
+    from forkingpaths.models.factory import ModelRuntime
+
+LITELLM_MISSING = (
+    "model {model_id!r} needs LiteLLM, which is an optional extra:"
+    " pip install 'forkingpaths[litellm]'"
+)
+
+
+class LiteLLMModel(RemoteChatModel):
+    """Chat completions through `litellm.acompletion`, on the same cache/limits/retry/pricing
+    pipeline as the OpenAI client. LiteLLM's own retries are off; its exceptions derive from the
+    openai SDK's, so the same retry verdicts apply."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        litellm: ModuleType,
+        model_name: str,
+        base_url: str | None,
+        api_key: str | None,
+        runtime: ModelRuntime,
+    ) -> None:
+        super().__init__(name, base_url=base_url, runtime=runtime)
+        self.model_name = model_name
+        """LiteLLM model string (`anthropic/claude-...`)."""
+        self._litellm = litellm
+        self._api_key = api_key
+        self._timeout_s = runtime.request_timeout_s
+
+    def request_kwargs(self, messages: list[Message], params: ModelParams) -> dict[str, Any]:
+        """Keyword arguments of `litellm.acompletion` for this request."""
+        kwargs: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": params.temperature,
+            "timeout": self._timeout_s,
+            "num_retries": 0,
+        }
+        if params.max_tokens is not None:
+            kwargs["max_tokens"] = params.max_tokens
+        if params.top_p is not None:
+            kwargs["top_p"] = params.top_p
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        if params.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = params.reasoning_effort
+        if self.base_url is not None:
+            kwargs["api_base"] = self.base_url
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        kwargs.update(params.extra)
+        return kwargs
+
+    async def _send(self, messages: list[Message], params: ModelParams) -> RawAnswer:
+        try:
+            response = await self._litellm.acompletion(**self.request_kwargs(messages, params))
+        except (json.JSONDecodeError, UnicodeDecodeError, pydantic.ValidationError) as err:
+            raise MalformedResponse(f"unreadable response body: {err}") from err
+        return parse_chat_response(response)
+
+
+def litellm_api_key(options: ModelOptions) -> str | None:
+    """Key from `api_key_env` when given (then required); None lets LiteLLM read its provider's
+    usual variable (ANTHROPIC_API_KEY, GEMINI_API_KEY...)."""
+    if options.api_key_env is None:
+        return None
+    key = os.environ.get(options.api_key_env)
+    if not key:
+        raise MissingAPIKey(
+            f"--api-key-env names {options.api_key_env!r}, but that environment variable is not"
+            " set; export it, or drop --api-key-env to use the provider's usual variable"
+        )
+    return key
+
+
+def make_litellm(name: str, options: ModelOptions, runtime: ModelRuntime) -> LiteLLMModel:
+    """Factory for `litellm/<provider>/<model>` ids; imports LiteLLM only here."""
+    model_id = f"litellm/{name}"
+    if "/" not in name:
+        raise ConfigError(
+            f"model id {model_id!r} must read litellm/<provider>/<model>,"
+            " e.g. litellm/anthropic/claude-sonnet-4-20250514"
+        )
+    try:
+        import litellm
+    except ImportError as err:
+        raise ConfigError(LITELLM_MISSING.format(model_id=model_id)) from err
+    return LiteLLMModel(
+        model_id,
+        litellm=litellm,
+        model_name=name,
+        base_url=checked_base_url(options.base_url, required=False),
+        api_key=litellm_api_key(options),
+        runtime=runtime,
+    )

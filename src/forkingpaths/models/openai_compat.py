@@ -1,0 +1,403 @@
+"""OpenAI-compatible chat client, and the cache/limits/retry/pricing pipeline of remote models."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import openai
+import pydantic
+
+from forkingpaths.core.errors import ConfigError, MissingAPIKey, ModelError
+from forkingpaths.models.base import Completion, Message, ModelParams, Usage
+from forkingpaths.models.cache import ResponseCache, cache_key
+from forkingpaths.models.limits import RequestLimits
+from forkingpaths.models.pricing import PriceTable
+from forkingpaths.models.retry import Verdict, call_with_retries, retry_after_from_headers
+
+if TYPE_CHECKING:
+    from forkingpaths.core.records import ModelOptions
+    from forkingpaths.models.factory import ModelRuntime
+
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+"""Where `openai/...` models read their key unless `api_key_env` names another variable."""
+
+PLACEHOLDER_KEY = "EMPTY"
+"""Key sent to OpenAI-compatible servers that need none (vLLM, Ollama, llama.cpp accept it)."""
+
+# 408 and 409 are transient by HTTP semantics (request timeout, conflicting concurrent request).
+_RETRYABLE_4XX = frozenset({408, 409, 429})
+
+
+class MalformedResponse(Exception):
+    """A 200 response whose body is not a chat completion (bad JSON, missing `choices`)."""
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    """What one successful HTTP attempt yielded, before pricing and accounting."""
+
+    text: str
+    usage: Usage
+    finish_reason: str | None
+    cacheable: bool = True
+    """False for answers not worth replaying (no choices at all: likely a server glitch)."""
+
+
+def classify_openai_error(err: Exception) -> Verdict | None:
+    """Retry verdict for exceptions of the openai SDK (and of SDKs deriving from it: LiteLLM)."""
+    if isinstance(err, MalformedResponse | openai.APIResponseValidationError):
+        return Verdict(retry=True)
+    if isinstance(err, openai.APIConnectionError):  # APITimeoutError derives from it
+        return Verdict(retry=True)
+    if not isinstance(err, openai.OpenAIError):
+        return None
+    # APIStatusError has a status code; so do some LiteLLM errors that derive only from APIError.
+    status = getattr(err, "status_code", None)
+    if isinstance(status, int) and (status >= 500 or status in _RETRYABLE_4XX):
+        response = getattr(err, "response", None)
+        headers = getattr(response, "headers", None)
+        after = retry_after_from_headers(headers.items()) if headers is not None else None
+        return Verdict(retry=True, retry_after_s=after)
+    return Verdict(retry=False)
+
+
+def parse_chat_response(response: object) -> RawAnswer:
+    """Text, usage and finish reason of a chat completion (an SDK object or a plain dict).
+
+    Tolerates missing pieces: no usage counts 0 tokens, empty `choices` or null content give
+    text "" (an answer the agent records as an invalid action). A body that is not a completion
+    at all raises MalformedResponse, which is retried.
+    """
+    if response is None or isinstance(response, str | bytes):
+        raise MalformedResponse(f"expected a chat completion object, got {type(response).__name__}")
+    choices = _field(response, "choices")
+    if not isinstance(choices, list | tuple):
+        raise MalformedResponse("response has no `choices` list")
+    usage = parse_usage(_field(response, "usage"))
+    if not choices:
+        return RawAnswer(text="", usage=usage, finish_reason=None, cacheable=False)
+    first = choices[0]
+    message = _field(first, "message")
+    content = _field(message, "content") if message is not None else None
+    finish = _field(first, "finish_reason")
+    return RawAnswer(
+        text=_content_text(content),
+        usage=usage,
+        finish_reason=str(finish) if finish is not None else None,
+    )
+
+
+def parse_usage(usage: object) -> Usage:
+    """Usage from an OpenAI-shaped `usage` object or dict; None anywhere counts as 0."""
+    if usage is None:
+        return Usage()
+    completion_details = _field(usage, "completion_tokens_details")
+    prompt_details = _field(usage, "prompt_tokens_details")
+    return Usage(
+        prompt_tokens=_count(_field(usage, "prompt_tokens")),
+        completion_tokens=_count(_field(usage, "completion_tokens")),
+        reasoning_tokens=_count(_field(completion_details, "reasoning_tokens")),
+        cached_prompt_tokens=_count(_field(prompt_details, "cached_tokens")),
+    )
+
+
+def _field(obj: object, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    # Unvalidated SDK models lack attributes the server left out instead of holding None.
+    return getattr(obj, name, None)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        # Some servers return content parts ([{"type": "text", "text": ...}]) instead of a string.
+        return "".join(t for part in content if isinstance(t := _field(part, "text"), str))
+    return ""
+
+
+class RemoteChatModel(ABC):
+    """A ChatModel reached over the network: response cache, request limits, retries, pricing and
+    usage accounting around `_send`, which subclasses implement for one transport.
+
+    One object serves every concurrent episode of a run; its limits therefore bound the whole run's
+    traffic to this model.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None,
+        runtime: ModelRuntime,
+        prices: PriceTable | None = None,
+    ) -> None:
+        self.name = name
+        """`provider/model` id."""
+        self.base_url = base_url
+        self._price_name = name.split("/", 1)[-1]
+        self._prices = prices if prices is not None else PriceTable.load(runtime.prices_path)
+        self._meter = runtime.meter
+        self._retry_policy = runtime.retry_policy()
+        # An instance, not the global RNG: jitter stays independent of anything else seeding
+        # `random`, and reproducible when the runtime gives a seed.
+        self._rng = random.Random(runtime.jitter_seed)
+        self._limits = RequestLimits(runtime.concurrency, runtime.requests_per_minute)
+        self._cache = ResponseCache(runtime.resolved_cache_path()) if runtime.cache else None
+
+    @property
+    def limits(self) -> RequestLimits:
+        """The concurrency and rate limits applied to each HTTP attempt."""
+        return self._limits
+
+    @abstractmethod
+    async def _send(self, messages: list[Message], params: ModelParams) -> RawAnswer:
+        """One HTTP attempt; raises the transport's exceptions, judged by `_classify`."""
+
+    def _classify(self, err: Exception) -> Verdict | None:
+        return classify_openai_error(err)
+
+    async def aclose(self) -> None:
+        """Release network resources; the model stays usable (they reopen on demand). Call it
+        before the event loop ends, or the transport's cleanup may run on a closed loop."""
+        if self._cache is not None:
+            self._cache.close()
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        params = params or ModelParams()
+        key = None
+        # Only temperature 0 is worth replaying: a sampled answer is one draw, not the answer.
+        if self._cache is not None and params.temperature == 0:
+            key = cache_key(self.name, self.base_url, messages, params)
+            hit = self._cache.get(key)
+            if hit is not None:
+                completion = hit.model_copy(
+                    update={"cached": True, "latency_s": 0.0, "cost_usd": 0.0, "attempts": 0}
+                )
+                self._meter.record(completion)
+                return completion
+
+        started = time.perf_counter()
+
+        async def attempt() -> RawAnswer:
+            # Limits are taken per attempt, so a call sleeping in backoff holds no slot.
+            async with self._limits.slot():
+                return await self._send(messages, params)
+
+        try:
+            answer, attempts = await call_with_retries(
+                attempt,
+                policy=self._retry_policy,
+                classify=self._classify,
+                rng=self._rng,
+                model=self.name,
+            )
+        except ModelError:
+            self._meter.record_failure()
+            raise
+        completion = Completion(
+            text=answer.text,
+            model=self.name,
+            usage=answer.usage,
+            latency_s=time.perf_counter() - started,
+            cost_usd=self._prices.price(self._price_name, answer.usage),
+            cached=False,
+            attempts=attempts,
+            finish_reason=answer.finish_reason,
+        )
+        if key is not None and answer.cacheable and self._cache is not None:
+            self._cache.put(key, completion)
+        self._meter.record(completion)
+        return completion
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+
+
+class OpenAICompatModel(RemoteChatModel):
+    """Chat completions over `openai.AsyncOpenAI`: OpenAI itself, vLLM, SGLang, Ollama, llama.cpp,
+    LM Studio, OpenRouter, DeepSeek... The SDK's own retries are off; ours apply."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        model_name: str,
+        base_url: str | None,
+        api_key: str,
+        runtime: ModelRuntime,
+        prices: PriceTable | None = None,
+        max_tokens_field: str = "max_tokens",
+    ) -> None:
+        super().__init__(name, base_url=base_url, runtime=runtime, prices=prices)
+        self.model_name = model_name
+        """Model name sent in the request body."""
+        self._api_key = api_key
+        self._timeout_s = runtime.request_timeout_s
+        self._max_tokens_field = max_tokens_field
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _current_client(self) -> openai.AsyncOpenAI:
+        # The HTTP connection pool belongs to the loop it was opened on: one client per loop,
+        # created on first use so the model can be built outside any loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=0,
+                timeout=self._timeout_s,
+                http_client=_http_client(self._timeout_s),
+            )
+            self._client_loop = loop
+        return self._client
+
+    def request_body(self, messages: list[Message], params: ModelParams) -> dict[str, Any]:
+        """Keyword arguments of `chat.completions.create` for this request (unset params omitted,
+        so the server's defaults apply)."""
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": params.temperature,
+        }
+        if params.max_tokens is not None:
+            body[self._max_tokens_field] = params.max_tokens
+        if params.top_p is not None:
+            body["top_p"] = params.top_p
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if params.reasoning_effort is not None:
+            body["reasoning_effort"] = params.reasoning_effort
+        if params.extra:
+            body["extra_body"] = dict(params.extra)
+        return body
+
+    async def _send(self, messages: list[Message], params: ModelParams) -> RawAnswer:
+        client = self._current_client()
+        try:
+            response = await client.chat.completions.create(
+                **skip_sdk_transform(self.request_body(messages, params))
+            )
+        except (json.JSONDecodeError, UnicodeDecodeError, pydantic.ValidationError) as err:
+            raise MalformedResponse(f"unreadable response body: {err}") from err
+        return parse_chat_response(response)
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._client_loop is asyncio.get_running_loop():
+            await self._client.close()
+        self._client, self._client_loop = None, None
+        await super().aclose()
+
+
+def _http_client(timeout_s: float) -> Any:
+    """The SDK's aiohttp transport (the `openai[aiohttp]` extra, a core dependency here).
+
+    With the default httpx transport the client spends CPU per request in proportion to the
+    open connections, which at 64 episodes in flight made the client, not the model, the
+    bottleneck (benchmarks/bench_concurrency.py). None falls back to the SDK's default.
+    """
+    try:
+        return openai.DefaultAioHttpClient(timeout=timeout_s)
+    except RuntimeError:  # the extra is missing: the SDK's default transport still works
+        return None
+
+
+def skip_sdk_transform(body: dict[str, Any]) -> dict[str, Any]:
+    """Move the already wire-format `messages` into `extra_body`, leaving `[]` in their slot.
+
+    The SDK walks typed kwargs against its params types before sending; for long conversations
+    that walk costs ~10 ms of CPU per call (measured: 96 calls/s at full ReAct histories) while
+    changing nothing in plain role/content dicts. `extra_body` is merged into the JSON after the
+    walk, so the bytes sent are the same and the cost disappears. Caller extra_body keys win,
+    as they do without the move.
+    """
+    moved = dict(body)
+    extra = {"messages": moved.pop("messages"), **moved.pop("extra_body", {})}
+    return {**moved, "messages": [], "extra_body": extra}
+
+
+def openai_api_key(options: ModelOptions) -> str:
+    """Key of an `openai/...` model: from `api_key_env` if set, else OPENAI_API_KEY."""
+    env = options.api_key_env or OPENAI_KEY_ENV
+    key = os.environ.get(env)
+    if not key:
+        raise MissingAPIKey(
+            f"openai models need an API key: environment variable {env} is not set"
+            f" (export {env}=..., or name another variable with --api-key-env)"
+        )
+    return key
+
+
+def openai_compat_api_key(options: ModelOptions) -> str:
+    """Key of an `openai-compat/...` model: from `api_key_env` if set (then required), else the
+    placeholder local servers accept."""
+    if options.api_key_env is None:
+        return PLACEHOLDER_KEY
+    key = os.environ.get(options.api_key_env)
+    if not key:
+        raise MissingAPIKey(
+            f"--api-key-env names {options.api_key_env!r}, but that environment variable is not"
+            " set; export it, or drop --api-key-env for servers that need no key"
+        )
+    return key
+
+
+def checked_base_url(base_url: str | None, *, required: bool) -> str | None:
+    """`base_url` validated as an http(s) URL; ConfigError naming --base-url otherwise."""
+    if base_url is None or not base_url.strip():
+        if required:
+            raise ConfigError(
+                "openai-compat models need --base-url (the server's OpenAI-compatible endpoint,"
+                " e.g. http://localhost:8000/v1); got none"
+            )
+        return None
+    if not base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"--base-url must be an http:// or https:// URL (e.g. http://localhost:8000/v1),"
+            f" got {base_url!r}"
+        )
+    return base_url
+
+
+def make_openai(name: str, options: ModelOptions, runtime: ModelRuntime) -> OpenAICompatModel:
+    """Factory for `openai/<model>` ids."""
+    return OpenAICompatModel(
+        f"openai/{name}",
+        model_name=name,
+        base_url=checked_base_url(options.base_url, required=False),
+        api_key=openai_api_key(options),
+        runtime=runtime,
+        # OpenAI's reasoning models refuse the older `max_tokens`; every OpenAI model accepts this.
+        max_tokens_field="max_completion_tokens",
+    )
+
+
+def make_openai_compat(
+    name: str, options: ModelOptions, runtime: ModelRuntime
+) -> OpenAICompatModel:
+    """Factory for `openai-compat/<model>` ids (requires a base URL)."""
+    return OpenAICompatModel(
+        f"openai-compat/{name}",
+        model_name=name,
+        base_url=checked_base_url(options.base_url, required=True),
+        api_key=openai_compat_api_key(options),
+        runtime=runtime,
+    )
