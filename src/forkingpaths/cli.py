@@ -239,7 +239,10 @@ def build_app() -> typer.Typer:
         from forkingpaths.report.compare import compare_runs
 
         table, path = compare_runs(run_dirs, html)
-        _print_table(console, table.title, table.header, table.rows)
+        # Runs as columns, fields as rows: stays readable in a narrow terminal.
+        columns = [f"#{i + 1}" for i in range(len(table.rows))]
+        rows = [[field, *(row[j] for row in table.rows)] for j, field in enumerate(table.header)]
+        _print_table(console, table.title, ["field", *columns], rows)
         if path:
             console.print(f"comparison: {path}")
 

@@ -1,0 +1,70 @@
+"""One contract test over every registered benchmark: ids, determinism, records, metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forkingpaths.core.env import Step
+from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
+from forkingpaths.core.registry import benchmark_names, make_benchmark
+from forkingpaths.runner.run import execute_run
+
+BENCHMARKS = benchmark_names()
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_instances_are_unique_and_stable(name: str) -> None:
+    bench = make_benchmark(name)
+    ids = [i.id for split in bench.splits for i in bench.instances(split)]
+    assert ids and len(ids) == len(set(ids))
+    assert ids == [i.id for split in bench.splits for i in make_benchmark(name).instances(split)]
+    assert bench.default_split in bench.splits
+    assert bench.id.startswith(f"{bench.name}-v")
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_env_never_raises_on_bad_actions(name: str) -> None:
+    bench = make_benchmark(name)
+    env = bench.make_env(bench.instances(bench.default_split)[0])
+    env.reset(seed=0)
+    for action in ("", "???", '{"action": 42}', "x" * 5000):
+        step = env.step(action)
+        assert isinstance(step, Step)
+        assert step.info.get("valid") is False
+        if step.done:
+            break
+
+
+async def _quick_records(name: str, runs_dir: Path) -> list[EpisodeRecord]:
+    bench = make_benchmark(name)
+    quick = bench.quick[0]
+    ids = [i.id for i in bench.instances(quick.split)][:3]
+    spec = RunSpec(
+        benchmark=bench.id,
+        split=quick.split,
+        instances=list(quick.instances or ids),
+        agent=quick.agent,
+        agent_options=dict(quick.agent_options),
+        model=quick.model,
+    )
+    result = await execute_run(spec, RunOptions(progress=False), runs_dir=runs_dir)
+    return result.records
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+async def test_same_seed_same_episode_and_metrics_recomputable(name: str, tmp_path: Path) -> None:
+    first = await _quick_records(name, tmp_path / "a")
+    second = await _quick_records(name, tmp_path / "b")
+    assert first and all(r.status == "ok" for r in first)
+    for a, b in zip(first, second, strict=True):
+        assert [(s.action, s.feedback, s.valid) for s in a.steps] == [
+            (s.action, s.feedback, s.valid) for s in b.steps
+        ]
+        assert a.metrics == b.metrics
+    bench = make_benchmark(name)
+    for record in first:
+        again = EpisodeRecord.model_validate_json(record.model_dump_json())
+        assert again == record
+        assert bench.episode_metrics(again) == record.metrics

@@ -1,0 +1,138 @@
+"""The command line: list, run, report, compare, estimate, griddag generate/score, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkingpaths.cli import main
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_shows_benchmarks_agents_models_suites(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["list"], capsys)
+    assert code == 0
+    for needle in ("griddag-v1", "frontier", "react", "scripted/griddag-frontier", "quick"):
+        assert needle in out
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "gridag", "--agent", "frontier"], "Did you mean 'griddag'"),
+        (["run", "griddag", "--agent", "nope"], "Available: frontier, random, react"),
+        (["run", "--suite", "slow"], "Available: quick"),
+        (["run", "griddag", "--agent", "react", "--model", "nosuch/m"], "model API"),
+        (["list", "things"], "Available: agents, all, benchmarks, models, suites"),
+        (["run", "griddag", "--agent", "react", "--model", "openai-compat/x"], "--base-url"),
+        (["run", "griddag", "--agent", "frontier", "-a", "novalue"], "KEY=VALUE"),
+    ],
+)
+def test_bad_input_exits_2_with_one_clear_line(
+    args: list[str], needle: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run_cli(
+        [*args, "--runs-dir", str(tmp_path)] if args[0] == "run" else args, capsys
+    )
+    assert code == 2
+    assert needle in " ".join(err.split())
+    assert "Traceback" not in err
+
+
+def test_missing_key_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ["run", "griddag", "--agent", "react", "--model", "openai/gpt-4.1"]
+    code, _, err = run_cli([*args, "--runs-dir", str(tmp_path)], capsys)
+    assert code == 2 and "OPENAI_API_KEY" in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_run_report_compare(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    common = ["--instances", "low-easy-s0,medium-easy-s1", "--runs-dir", str(tmp_path)]
+    code, out, _ = run_cli(["run", "griddag", "--agent", "frontier", *common], capsys)
+    assert code == 0 and "success_rate" in out and "report:" in out
+    code, out, _ = run_cli(["run", "griddag", "--agent", "random", *common], capsys)
+    assert code == 0
+    runs = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+    assert len(runs) == 2
+    frontier = next(p for p in runs if "frontier" in p.name)
+    metrics = json.loads((frontier / "metrics.json").read_text())
+    (frontier / "metrics.json").unlink()
+    (frontier / "report.html").unlink()
+    code, out, _ = run_cli(["report", str(frontier)], capsys)
+    assert code == 0
+    assert json.loads((frontier / "metrics.json").read_text())["metrics"] == metrics["metrics"]
+    assert (frontier / "report.html").exists()
+    html = tmp_path / "cmp.html"
+    code, out, _ = run_cli(["compare", *map(str, runs), "--html", str(html)], capsys)
+    assert code == 0 and "success_rate" in out and html.exists()
+    assert (tmp_path / "plots" / "griddag_success_vs_log_exploration_error.png").exists()
+
+
+def test_estimate_prices_a_dry_run(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["estimate", "griddag", "--agent", "react", "--model", "openai/gpt-4.1"]
+    code, out, _ = run_cli([*args, "--instances", "low-easy-s0,high-hard-s2"], capsys)
+    assert code == 0
+    assert "model calls" in out and "cost (USD)" in out and "upper bound" in out
+
+
+def test_generate_then_score_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run_cli(
+        ["griddag", "generate", "--exploration", "high", "--dag", "hard", "--seed", "2"], capsys
+    )
+    assert code == 0
+    world = json.loads(out)
+    assert set(world) == {"cells", "start", "nodes", "goal", "budget"}
+    assert world["budget"] == 3 * len(world["cells"])
+    assert all(set(n) == {"pos", "options"} for n in world["nodes"].values())
+    start = world["start"]
+    neighbour = next(c for c in world["cells"] if abs(c[0] - start[0]) + abs(c[1] - start[1]) == 1)
+    path = tmp_path / "traj.json"
+    path.write_text(json.dumps({**world, "positions": [start, neighbour, start, start]}))
+    code, out, _ = run_cli(["griddag", "score", str(path)], capsys)
+    assert code == 0
+    scored = json.loads(out)
+    assert set(scored) == {"steps", "exploration_error", "exploitation_error", "success"}
+    assert [s["t"] for s in scored["steps"]] == [0, 1, 2]
+    assert set(scored["steps"][0]) == {"t", "case", "gain", "progress", "err"}
+    assert scored["steps"][2]["err"] == 1, "a refused move (staying in place) is an error"
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"cells": [[0,0]], "start": [0,0], "nodes": {}, "goal": "A"}', "nodes"),
+        (
+            '{"cells": [[0,0],[1,0]], "start": [0,0], "goal": "A",'
+            ' "nodes": {"A": {"pos": [1,0], "options": []}}, "positions": [[0,0],[5,5]]}',
+            "positions[1]",
+        ),
+        (
+            '{"cells": [[0,0],[1,0]], "start": [0,0], "goal": "A",'
+            ' "nodes": {"A": {"pos": [1,0], "options": []}}}',
+            "positions",
+        ),
+    ],
+)
+def test_score_names_the_bad_field(
+    content: str, needle: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    code, _, err = run_cli(["griddag", "score", str(path)], capsys)
+    assert code == 2
+    assert needle in err and "Traceback" not in err
