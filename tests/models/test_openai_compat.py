@@ -57,9 +57,22 @@ def runtime(tmp_path: Path, **overrides: Any) -> ModelRuntime:
     return ModelRuntime(**settings)
 
 
+# Models built by `compat`, closed after each test so no HTTP session outlives its event loop.
+_BUILT: list[OpenAICompatModel] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_models() -> AsyncIterator[None]:
+    yield
+    for model in list(_BUILT):
+        await model.aclose()
+    _BUILT.clear()
+
+
 def compat(server: MockServer, rt: ModelRuntime, policy: str = "echo") -> OpenAICompatModel:
     model = make_model(f"openai-compat/{policy}", ModelOptions(base_url=server.base_url), rt)
     assert isinstance(model, OpenAICompatModel)
+    _BUILT.append(model)
     return model
 
 
@@ -344,7 +357,9 @@ def test_one_model_serves_successive_event_loops(tmp_path: Path) -> None:
 
         async def burst() -> list[str]:
             calls = (model.complete([Message(role="user", content=f"{i}")]) for i in range(5))
-            return [c.text for c in await asyncio.gather(*calls)]
+            texts = [c.text for c in await asyncio.gather(*calls)]
+            await model.aclose()  # each loop releases its session; the next one reopens it
+            return texts
 
         assert asyncio.run(burst()) == ["0", "1", "2", "3", "4"]
         assert asyncio.run(burst()) == ["0", "1", "2", "3", "4"]

@@ -95,6 +95,7 @@ async def test_server_retry_after_becomes_the_retry_delay() -> None:
         model = make_model("openai-compat/echo", ModelOptions(base_url=base_url), runtime)
         with pytest.raises(ModelError) as caught:
             await model.complete([Message(role="user", content="hi")])
+        await model.aclose()  # type: ignore[attr-defined]
     finally:
         await server.stop()
     verdict = classify_openai_error(caught.value.__cause__)  # the SDK's RateLimitError
