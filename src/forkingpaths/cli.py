@@ -58,7 +58,8 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         add_completion=False,
     )
-    console = Console()
+    # Piped output (logs, CI) gets a wide console so tables are not truncated to 80 columns.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
 
     @app.callback()
     def _root(

@@ -13,7 +13,7 @@ from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import NameNotFound
 from forkingpaths.core.records import RunOptions, RunSpec
 from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
-from forkingpaths.report.tables import format_value, headline_keys
+from forkingpaths.report.tables import format_value
 
 if TYPE_CHECKING:
     from forkingpaths.runner.run import RunResult
@@ -51,24 +51,22 @@ def run_suite(
     for spec in quick_specs():
         result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir))
         results.append(result)
-    rows = []
-    for result in results:
-        m = result.metrics
-        bench = make_benchmark(m["benchmark"])
-        head = {k: m["metrics"].get(k) for k in headline_keys(bench, m["metrics"])}
-        summary = ", ".join(f"{k}={format_value(v)}" for k, v in head.items())
-        eps = m["episodes"]
-        rows.append(
-            [m["benchmark"], m["agent"], m["model"] or "–", eps["ok"], eps["errored"], summary]
-        )
-    table = RichTable(title=f"Suite {suite}", title_justify="left")
-    for col in ("benchmark", "agent", "model", "ok", "errored", "headline metrics"):
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*(format_value(c) for c in row))
-    console.print(table)
+    from forkingpaths.report.compare import comparison_table
+
+    summaries = [r.metrics for r in results]
+    for bench_id in dict.fromkeys(m["benchmark"] for m in summaries):
+        # One table per benchmark, its headline metrics as columns (run id and benchmark dropped).
+        table = comparison_table([m for m in summaries if m["benchmark"] == bench_id])
+        rich_table = RichTable(title=f"Suite {suite}: {bench_id}", title_justify="left")
+        for col in table.header[2:]:
+            rich_table.add_column(col)
+        for row in table.rows:
+            rich_table.add_row(*(format_value(c) for c in row[2:]))
+        console.print(rich_table)
     report = write_comparison(
-        [r.run_dir.path for r in results], Path(runs_dir) / f"suite-{suite}" / "report.html"
+        [r.run_dir.path for r in results],
+        Path(runs_dir) / f"suite-{suite}" / "report.html",
+        summaries,
     )
     console.print(f"report: {report}")
     return results

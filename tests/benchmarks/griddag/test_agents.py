@@ -429,3 +429,19 @@ async def test_react_with_random_walk_policy_stays_legal() -> None:
 
 def test_react_agent_type() -> None:
     assert isinstance(make_react(model=FakeChatModel(["up"])), ReActAgent)
+
+
+async def test_harness_summary_rides_only_on_the_current_turn() -> None:
+    model = FakeChatModel(['{"action":"up"}'])
+    agent = make_react(model=model, harness=True)
+    env = GridDagEnv(SMALL_WORLD)
+    agent.reset(INSTANCE, 0)
+    current = env.reset(seed=0)
+    shown = []
+    for _ in range(3):
+        shown.append(current.text)
+        current = env.step((await agent.act(current)).action).observation
+    messages = model.requests[-1][0]
+    past_users = [m.content for m in messages[1:-1] if m.role == "user"]
+    assert past_users == shown[:2], "earlier turns carry only their observation"
+    assert messages[-1].content.startswith(shown[2] + "\n\n")

@@ -26,7 +26,8 @@ class ReActAgent:
     """Multi-turn chat: the system prompt, then one user turn per observation and the model's
     raw replies, from which the last JSON action is taken (App. C.3).
 
-    With `harness`, each user turn also carries the memory summary of App. D. `history_window`
+    With `harness`, the current user turn also carries the memory summary of App. D (earlier
+    turns keep only their observation). `history_window`
     keeps only the last N earlier observation/reply pairs before the current observation.
     """
 
@@ -80,7 +81,10 @@ class ReActAgent:
         request = self.messages(user_turn)
         completion = await self.model.complete(request, self.params)
         reply = completion.text
-        self.history.append((request[-1], Message(role="assistant", content=reply)))
+        # Past turns keep the bare observation: the summary of App. D describes the current state,
+        # so older summaries would only repeat it (and multiply the prompt ~8x on long episodes).
+        past = request[-1] if not self.harness else Message(role="user", content=observation.text)
+        self.history.append((past, Message(role="assistant", content=reply)))
         direction = parse_direction(reply)
         self._last_action = direction
         # An unparseable reply goes to the env verbatim, which records it as an invalid step.
