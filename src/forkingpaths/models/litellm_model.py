@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from forkingpaths.core.errors import ConfigError, MissingAPIKey
+from forkingpaths.core.errors import ConfigError
 from forkingpaths.models.base import Message, ModelParams
 from forkingpaths.models.openai_compat import (
     MalformedResponse,
     RawAnswer,
     RemoteChatModel,
     checked_base_url,
+    named_api_key,
     parse_chat_response,
 )
 
@@ -86,15 +86,7 @@ class LiteLLMModel(RemoteChatModel):
 def litellm_api_key(options: ModelOptions) -> str | None:
     """Key from `api_key_env` when given (then required); None lets LiteLLM read its provider's
     usual variable (ANTHROPIC_API_KEY, GEMINI_API_KEY...)."""
-    if options.api_key_env is None:
-        return None
-    key = os.environ.get(options.api_key_env)
-    if not key:
-        raise MissingAPIKey(
-            f"--api-key-env names {options.api_key_env!r}, but that environment variable is not"
-            " set; export it, or drop --api-key-env to use the provider's usual variable"
-        )
-    return key
+    return named_api_key(options, "to use the provider's usual variable")
 
 
 def make_litellm(name: str, options: ModelOptions, runtime: ModelRuntime) -> LiteLLMModel:

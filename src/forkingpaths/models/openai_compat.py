@@ -346,18 +346,24 @@ def openai_api_key(options: ModelOptions) -> str:
     return key
 
 
-def openai_compat_api_key(options: ModelOptions) -> str:
-    """Key of an `openai-compat/...` model: from `api_key_env` if set (then required), else the
-    placeholder local servers accept."""
+def named_api_key(options: ModelOptions, without_it: str) -> str | None:
+    """The key in the variable `--api-key-env` names (then required), None when none is named;
+    `without_it` tells the user what dropping the flag does."""
     if options.api_key_env is None:
-        return PLACEHOLDER_KEY
+        return None
     key = os.environ.get(options.api_key_env)
     if not key:
         raise MissingAPIKey(
             f"--api-key-env names {options.api_key_env!r}, but that environment variable is not"
-            " set; export it, or drop --api-key-env for servers that need no key"
+            f" set; export it, or drop --api-key-env {without_it}"
         )
     return key
+
+
+def openai_compat_api_key(options: ModelOptions) -> str:
+    """Key of an `openai-compat/...` model: from `api_key_env` if set (then required), else the
+    placeholder local servers accept."""
+    return named_api_key(options, "for servers that need no key") or PLACEHOLDER_KEY
 
 
 def checked_base_url(base_url: str | None, *, required: bool) -> str | None:

@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 import pytest
+from tests.benchmarks.griddag.worlds import SMALL_WORLD
 
 from forkingpaths.benchmarks.griddag.agents.knowledge import (
     KnownMap,
@@ -19,24 +20,6 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
 from forkingpaths.benchmarks.griddag.agents.memory import HarnessMemory
 from forkingpaths.benchmarks.griddag.env import GridDagEnv
 from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, World, format_prerequisites
-
-# y=2:  .  A  .  G        S start, A primitive, B requires A, G (goal) requires B or C,
-# y=1:  .  #  #  .        C requires A and B; '#' are obstacles.
-# y=0:  S  .  B  C
-SMALL_WORLD = World.from_json(
-    {
-        "cells": [[x, y] for x in range(4) for y in range(3) if (x, y) not in ((1, 1), (2, 1))],
-        "start": [0, 0],
-        "nodes": {
-            "A": {"pos": [1, 2], "options": []},
-            "B": {"pos": [2, 0], "options": [["A"]]},
-            "C": {"pos": [3, 0], "options": [["A", "B"]]},
-            "G": {"pos": [3, 2], "options": [["B"], ["C"]]},
-        },
-        "goal": "G",
-    }
-)
-
 
 # ---- parse_observation on every text form of docs/dev/griddag-observation-format.md ----
 

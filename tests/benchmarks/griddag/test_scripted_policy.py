@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.benchmarks.griddag.worlds import SMALL_WORLD
 
 from forkingpaths.benchmarks.griddag.agents import prompts
 from forkingpaths.benchmarks.griddag.agents.knowledge import (
@@ -15,27 +16,10 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
 from forkingpaths.benchmarks.griddag.agents.react import strip_action_json
 from forkingpaths.benchmarks.griddag.agents.scripted import FrontierPolicy, RandomWalkPolicy
 from forkingpaths.benchmarks.griddag.env import GridDagEnv
-from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, World, parse_direction
+from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, parse_direction
 from forkingpaths.models.base import Message, ModelParams, ScriptedPolicy
 
 PARAMS = ModelParams()
-
-# y=2:  .  A  .  G        S start, A primitive, B requires A, G (goal) requires B or C,
-# y=1:  .  #  #  .        C requires A and B; '#' are obstacles.
-# y=0:  S  .  B  C
-SMALL_WORLD = World.from_json(
-    {
-        "cells": [[x, y] for x in range(4) for y in range(3) if (x, y) not in ((1, 1), (2, 1))],
-        "start": [0, 0],
-        "nodes": {
-            "A": {"pos": [1, 2], "options": []},
-            "B": {"pos": [2, 0], "options": [["A"]]},
-            "C": {"pos": [3, 0], "options": [["A", "B"]]},
-            "G": {"pos": [3, 2], "options": [["B"], ["C"]]},
-        },
-        "goal": "G",
-    }
-)
 
 
 def system(mode: str = "default") -> Message:
