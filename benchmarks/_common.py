@@ -32,7 +32,9 @@ class MockServerProcess(str):
 
 
 @contextlib.contextmanager
-def mock_server_process(latency_ms: float = 0.0) -> Iterator[MockServerProcess]:
+def mock_server_process(
+    latency_ms: float = 0.0, jitter_ms: float = 0.0
+) -> Iterator[MockServerProcess]:
     """`forkingpaths mockserver` in a separate process, so client and server do not share a GIL."""
     port = free_port()
     proc = subprocess.Popen(
@@ -45,6 +47,8 @@ def mock_server_process(latency_ms: float = 0.0) -> Iterator[MockServerProcess]:
             str(port),
             "--latency-ms",
             str(latency_ms),
+            "--latency-jitter-ms",
+            str(jitter_ms),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -285,6 +285,9 @@ def build_app() -> typer.Typer:
         port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
         host: Annotated[str, typer.Option(help="interface")] = "127.0.0.1",
         latency_ms: Annotated[float, typer.Option(help="added latency per request")] = 0.0,
+        latency_jitter_ms: Annotated[
+            float, typer.Option(help="latency varies uniformly by +- this much")
+        ] = 0.0,
         error_rate: Annotated[
             float | None, typer.Option(help="fraction of requests faulted")
         ] = None,
@@ -303,6 +306,7 @@ def build_app() -> typer.Typer:
             port=port,
             host=host,
             latency_ms=latency_ms,
+            latency_jitter_ms=latency_jitter_ms,
             error_rate=error_rate or 0.0,
             fault=fault,
             seed=seed,

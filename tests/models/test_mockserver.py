@@ -116,6 +116,7 @@ async def test_malformed_and_empty_faults(http: aiohttp.ClientSession) -> None:
         ({"fault": "boom"}, "fault"),
         ({"latency_ms": -1}, "latency_ms"),
         ({"port": 70000}, "port"),
+        ({"latency_ms": 10, "latency_jitter_ms": 20}, "latency_jitter_ms"),
     ],
 )
 def test_invalid_options_are_refused(kwargs: dict[str, Any], field: str) -> None:

@@ -69,6 +69,7 @@ class MockServer:
         *,
         retry_after_s: float = 0,
         timeout_sleep_s: float = 3600.0,
+        latency_jitter_ms: float = 0,
     ) -> None:
         if not latency_ms >= 0:
             raise ConfigError(f"latency_ms must be >= 0, got {latency_ms!r}")
@@ -82,7 +83,15 @@ class MockServer:
             raise ConfigError(f"retry_after_s must be >= 0, got {retry_after_s!r}")
         if not timeout_sleep_s > 0:
             raise ConfigError(f"timeout_sleep_s must be > 0, got {timeout_sleep_s!r}")
+        if not 0 <= latency_jitter_ms <= latency_ms:
+            raise ConfigError(
+                f"latency_jitter_ms must be within [0, latency_ms={latency_ms}], "
+                f"got {latency_jitter_ms!r}"
+            )
         self.latency_s = latency_ms / 1000.0
+        self.jitter_s = latency_jitter_ms / 1000.0
+        # Its own stream, so jitter never shifts the seeded fault sequence.
+        self._latency_rng = random.Random(seed + 1)
         self.fault: str | None = fault if fault is not None else ("500" if error_rate > 0 else None)
         self.error_rate = error_rate if error_rate > 0 or fault is None else 1.0
         self.host, self.port = host, port
@@ -162,7 +171,8 @@ class MockServer:
         stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
         try:
             if self.latency_s > 0:
-                await asyncio.sleep(self.latency_s)
+                jitter = self._latency_rng.uniform(-self.jitter_s, self.jitter_s)
+                await asyncio.sleep(self.latency_s + jitter)
             if self.fault is not None and self._rng.random() < self.error_rate:
                 stats.faulted += 1
                 return await self._faulted(self.fault)
@@ -316,6 +326,7 @@ def run_mock_server_in_thread(**kwargs: Any) -> Iterator[str]:
 def serve_forever(
     port: int = 8000,
     latency_ms: float = 0,
+    latency_jitter_ms: float = 0,
     error_rate: float = 0.0,
     fault: str | None = None,
     seed: int = 0,
@@ -325,7 +336,13 @@ def serve_forever(
     from rich.console import Console
 
     server = MockServer(
-        latency_ms=latency_ms, error_rate=error_rate, fault=fault, seed=seed, host=host, port=port
+        latency_ms=latency_ms,
+        latency_jitter_ms=latency_jitter_ms,
+        error_rate=error_rate,
+        fault=fault,
+        seed=seed,
+        host=host,
+        port=port,
     )
 
     async def main() -> None:

@@ -1,0 +1,69 @@
+"""The Python entry points: run a benchmark and read a run back, as the CLI does."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from forkingpaths.core.records import EpisodeRecord, ModelOptions, RunOptions, RunSpec
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.models.base import ModelParams
+from forkingpaths.runner.run import RunResult, execute_run
+from forkingpaths.runner.rundir import RunDirectory
+
+
+def run(
+    benchmark: str,
+    *,
+    agent: str,
+    model: str | None = None,
+    split: str | None = None,
+    instances: list[str] | None = None,
+    trials: int = 1,
+    seed: int = 0,
+    agent_options: dict[str, Any] | None = None,
+    benchmark_options: dict[str, Any] | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    params: ModelParams | None = None,
+    options: RunOptions | None = None,
+    runs_dir: str | Path = "runs",
+    run_id: str | None = None,
+    force_new: bool = False,
+) -> RunResult:
+    """Run (or resume) one benchmark, like `forkingpaths run`, and return its result.
+
+    >>> result = run("griddag", agent="frontier", instances=["low-easy-s0"])  # doctest: +SKIP
+    >>> result.metrics["metrics"]["success_rate"]  # doctest: +SKIP
+    1.0
+    """
+    bench = make_benchmark(benchmark, **(benchmark_options or {}))
+    spec = RunSpec(
+        benchmark=bench.id,
+        split=split or bench.default_split,
+        instances=instances,
+        trials=trials,
+        seed=seed,
+        agent=agent,
+        agent_options=agent_options or {},
+        model=model,
+        model_options=ModelOptions(
+            base_url=base_url, api_key_env=api_key_env, params=params or ModelParams()
+        ),
+        benchmark_options=bench.options,
+    )
+    return asyncio.run(
+        execute_run(
+            spec,
+            options or RunOptions(progress=False),
+            runs_dir=Path(runs_dir),
+            run_id=run_id,
+            force_new=force_new,
+        )
+    )
+
+
+def load_records(run_dir: str | Path) -> list[EpisodeRecord]:
+    """The latest record of every episode of a run directory, in file order."""
+    return list(RunDirectory(Path(run_dir)).latest_records().values())
