@@ -34,7 +34,7 @@ class RunProgress:
         if enabled:
             self._progress = Progress(
                 TextColumn("[bold]{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 TextColumn("{task.completed}/{task.total} episodes"),
                 TextColumn("{task.fields[stats]}"),
                 TimeElapsedColumn(),
@@ -73,9 +73,10 @@ class RunProgress:
             return
         m = self.meter
         tokens = m.prompt_tokens + m.completion_tokens
+        errors = f"[red]errors {self.errors}[/red]" if self.errors else "errors 0"
         stats = (
-            f"steps {self.done_steps + self.live_steps():,} | calls {m.calls:,}"
-            f" | tokens {_human(tokens)} | ${m.cost_usd:.4f} | errors {self.errors}"
+            f"{errors} | steps {self.done_steps + self.live_steps():,} | calls {m.calls:,}"
+            f" | tok {_human(tokens)} | ${m.cost_usd:.2f}"
         )
         self._progress.update(self._task, stats=stats)
 

@@ -145,7 +145,7 @@ async def execute_run(
             meter,
             live_steps,
             enabled=options.progress and bool(todo),
-            description=run_dir.run_id,
+            description=benchmark.name,
         ) as progress,
     ):
 
