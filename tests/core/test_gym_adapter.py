@@ -1,0 +1,30 @@
+"""Every registered benchmark's env passes Gymnasium's env checker through the adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+from forkingpaths.core.gym import to_gymnasium
+from forkingpaths.core.registry import benchmark_names, make_benchmark
+
+gymnasium = pytest.importorskip("gymnasium")
+
+
+@pytest.mark.parametrize("name", benchmark_names())
+def test_check_env_passes(name: str) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    bench = make_benchmark(name)
+    env = to_gymnasium(bench.make_env(bench.instances(bench.default_split)[0]))
+    check_env(env, skip_render_check=True)
+
+
+def test_five_tuple_and_info_data() -> None:
+    bench = make_benchmark("griddag")
+    env = to_gymnasium(bench.make_env(bench.instances("main")[0]))
+    text, info = env.reset(seed=0)
+    assert text.startswith("OBSERVATION:") and "position" in info["data"]
+    direction = info["data"]["available"][0]
+    text, reward, terminated, truncated, info = env.step(direction)
+    assert isinstance(reward, float) and info["valid"] is True
+    assert not truncated and isinstance(terminated, bool)
