@@ -37,17 +37,37 @@ def test_list_shows_benchmarks_agents_models_suites(capsys: pytest.CaptureFixtur
         (["list", "things"], "Available: agents, all, benchmarks, models, suites"),
         (["run", "griddag", "--agent", "react", "--model", "openai-compat/x"], "--base-url"),
         (["run", "griddag", "--agent", "frontier", "-a", "novalue"], "KEY=VALUE"),
+        (["run", "griddag", "--agent", "frontier", "--bogus"], "No such option: --bogus"),
+        (["run", "griddag", "--agent", "frontier", "--trials", "abc"], "--trials"),
+        (["run", "griddag", "--agent", "frontier", "--concurrency", "0"], "--concurrency"),
+        (["run", "griddag", "--agent", "frontier", "--budget-usd", "-1"], "--budget-usd"),
+        (["run", "griddag", "--agent", "frontier", "--executor", "ray"], "--executor"),
+        (
+            ["run", "griddag", "--agent", "react", "--model", "scripted/echo", "-a", "promt=x"],
+            "promt",
+        ),
+        (
+            ["run", "griddag", "--agent", "react", "--model", "scripted/echo", "-a", "prompt=x"],
+            "prompt",
+        ),
+        (["run", "griddag", "--agent", "frontier", "-b", "budget_alpha=0"], "budget_alpha"),
     ],
 )
 def test_bad_input_exits_2_with_one_clear_line(
     args: list[str], needle: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, _, err = run_cli(
+    code, out, err = run_cli(
         [*args, "--runs-dir", str(tmp_path)] if args[0] == "run" else args, capsys
     )
     assert code == 2
-    assert needle in " ".join(err.split())
+    assert needle in " ".join((err + out).split())
     assert "Traceback" not in err
+    assert not any(tmp_path.iterdir()), "a refused command writes nothing"
+
+
+def test_bare_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, err = run_cli([], capsys)
+    assert "run" in out + err and "Traceback" not in err
 
 
 def test_missing_key_is_refused(
@@ -114,6 +134,7 @@ def test_generate_then_score_round_trip(capsys: pytest.CaptureFixture[str], tmp_
 @pytest.mark.parametrize(
     ("content", "needle"),
     [
+        ("\udcff", "not UTF-8"),
         ("{not json", "not valid JSON"),
         ('{"cells": [[0,0]], "start": [0,0], "nodes": {}, "goal": "A"}', "nodes"),
         (
@@ -132,7 +153,10 @@ def test_score_names_the_bad_field(
     content: str, needle: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "bad.json"
-    path.write_text(content)
+    if content == "\udcff":
+        path.write_bytes(b"\xff\xfe{")
+    else:
+        path.write_text(content)
     code, _, err = run_cli(["griddag", "score", str(path)], capsys)
     assert code == 2
     assert needle in err and "Traceback" not in err

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 import yaml
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table as RichTable
 
@@ -335,26 +336,44 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: user errors print one clear line and exit 2."""
     app = build_app()
     try:
-        # Without standalone mode click returns (not raises) the code of typer.Exit.
+        # Without standalone mode the parser returns (not raises) the code of typer.Exit.
         code = app(args=argv, standalone_mode=False, prog_name="forkingpaths")
         if isinstance(code, int) and code:
             sys.exit(code)
     except ForkingPathsError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}")
-        sys.exit(2)
+        _fail(str(exc))
+    except ValidationError as exc:
+        _fail(_describe_validation(exc))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         sys.exit(130)
-    except Exception as exc:
-        import click
+    except typer.TyperException as exc:  # usage errors: unknown flag, bad value, no command
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            _fail(str(exc))
+        sys.exit(exc.exit_code)
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+
+def _fail(message: str) -> None:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    sys.exit(2)
+
+
+# RunOptions fields whose flag is not the field name with dashes.
+_FLAG_OF_FIELD = {"requests_per_minute": "--rpm", "request_timeout_s": "--timeout"}
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    """A pydantic error on options as `--flag: what is wrong (got value)`."""
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"])
+        flag = _FLAG_OF_FIELD.get(field, "--" + field.replace("_", "-"))
+        parts.append(f"{flag}: {error['msg']} (got {error.get('input')!r})")
+    return "; ".join(parts)
 
 
 if __name__ == "__main__":

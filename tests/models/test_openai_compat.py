@@ -195,11 +195,13 @@ async def test_malformed_then_good_recovers(serve: StartServer, tmp_path: Path) 
     assert completion.text == "hello there" and completion.attempts > 1
 
 
-async def test_empty_choices_give_empty_text(serve: StartServer, tmp_path: Path) -> None:
+async def test_empty_choices_are_retried_then_fail(serve: StartServer, tmp_path: Path) -> None:
+    # A server answering no choice at all is broken; scoring it as the agent's move would make
+    # an infrastructure failure read as an agent failure.
     server = await serve(fault="empty")
-    completion = await compat(server, runtime(tmp_path)).complete(HELLO)
-    assert completion.text == "" and completion.attempts == 1
-    assert server.stats.requests == 1
+    with pytest.raises(ModelError, match="empty `choices`"):
+        await compat(server, runtime(tmp_path, max_retries=2)).complete(HELLO)
+    assert server.stats.requests == 3
 
 
 async def test_unreachable_endpoint_fails_after_retries(tmp_path: Path) -> None:
@@ -295,11 +297,12 @@ async def test_cache_off_bypasses_the_cache(serve: StartServer, tmp_path: Path) 
     assert not (tmp_path / "responses.sqlite").exists()
 
 
-async def test_empty_answers_are_not_cached(serve: StartServer, tmp_path: Path) -> None:
+async def test_failed_calls_are_not_cached(serve: StartServer, tmp_path: Path) -> None:
     server = await serve(fault="empty")
-    model = compat(server, runtime(tmp_path, cache=True))
-    await model.complete(HELLO)
-    assert not (await model.complete(HELLO)).cached
+    model = compat(server, runtime(tmp_path, cache=True, max_retries=0))
+    for _ in range(2):
+        with pytest.raises(ModelError):
+            await model.complete(HELLO)
     assert server.stats.requests == 2
 
 

@@ -104,3 +104,9 @@ def test_invalid_user_files_are_refused(tmp_path: Path, text: str, match: str) -
 def test_missing_user_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidFile, match="cannot be read"):
         PriceTable.load(tmp_path / "nope.yaml")
+
+
+def test_a_point_release_is_not_priced_as_its_base_model() -> None:
+    table = PriceTable.load()
+    assert table.lookup("gpt-5-2025-08-07") == table.lookup("gpt-5")
+    assert not table.is_priced("gpt-5.4") and not table.is_priced("gpt-5.4-mini")

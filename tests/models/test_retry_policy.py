@@ -61,7 +61,9 @@ def test_retry_after_wins_and_is_capped() -> None:
     rng = random.Random(0)
     assert policy.delay(0, rng, retry_after_s=2.5) == 2.5
     assert policy.delay(5, rng, retry_after_s=0.0) == 0.0
-    assert policy.delay(0, rng, retry_after_s=120.0) == 30.0
+    # A server's Retry-After is honoured beyond our own backoff cap, up to five minutes.
+    assert policy.delay(0, rng, retry_after_s=120.0) == 120.0
+    assert policy.delay(0, rng, retry_after_s=3600.0) == 300.0
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
     from forkingpaths.core.agent import Agent
     from forkingpaths.core.env import Env
     from forkingpaths.models.base import ChatModel
+
+
+_FACTORY_ARGS = ("benchmark", "model")
+"""Arguments every agent factory receives from the runner; the others are the agent's options."""
 
 
 class Instance(BaseModel):
@@ -119,6 +124,13 @@ class Benchmark(ABC):
 
         spec = self.agent_spec(name)
         factory = load_entry_point(spec.entry_point)
+        allowed = [p for p in inspect.signature(factory).parameters if p not in _FACTORY_ARGS]
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            raise ConfigError(
+                f"agent {name!r} of {self.name} has no option {', '.join(map(repr, unknown))}; "
+                f"its options: {', '.join(allowed) or '(none)'}"
+            )
         return factory(benchmark=self, model=model, **{**spec.default_options, **options})
 
     def agent_spec(self, name: str) -> AgentSpec:

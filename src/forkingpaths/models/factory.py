@@ -11,7 +11,7 @@ from pathlib import Path
 from forkingpaths.core import registry
 from forkingpaths.core.errors import ConfigError, NameNotFound
 from forkingpaths.core.records import ModelOptions, RunOptions
-from forkingpaths.models.base import ChatModel
+from forkingpaths.models.base import ChatModel, Completion, Message, ModelParams
 from forkingpaths.models.retry import RetryPolicy
 from forkingpaths.models.usage import UsageMeter
 
@@ -162,3 +162,30 @@ def check_model_access(model_id: str, options: ModelOptions | None = None) -> No
         from forkingpaths.models.scripted import load_policy
 
         load_policy(name)
+
+
+class RunParamsModel:
+    """A model whose requests start from the run's sampling parameters (`--temperature`,
+    `--max-tokens`, `--reasoning-effort`...); a field an agent sets itself overrides them, so an
+    agent that needs, say, a longer completion can still ask for it."""
+
+    def __init__(self, model: ChatModel, defaults: ModelParams) -> None:
+        self.model = model
+        self.defaults = defaults
+        self.name = model.name
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        if params is not None:
+            explicit = {field: getattr(params, field) for field in params.model_fields_set}
+            params = self.defaults.model_copy(update=explicit)
+        return await self.model.complete(messages, params or self.defaults)
+
+    async def aclose(self) -> None:
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            await close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, defaults={self.defaults!r})"

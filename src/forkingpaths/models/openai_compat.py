@@ -47,8 +47,6 @@ class RawAnswer:
     text: str
     usage: Usage
     finish_reason: str | None
-    cacheable: bool = True
-    """False for answers not worth replaying (no choices at all: likely a server glitch)."""
 
 
 def classify_openai_error(err: Exception) -> Verdict | None:
@@ -72,9 +70,10 @@ def classify_openai_error(err: Exception) -> Verdict | None:
 def parse_chat_response(response: object) -> RawAnswer:
     """Text, usage and finish reason of a chat completion (an SDK object or a plain dict).
 
-    Tolerates missing pieces: no usage counts 0 tokens, empty `choices` or null content give
-    text "" (an answer the agent records as an invalid action). A body that is not a completion
-    at all raises MalformedResponse, which is retried.
+    Tolerates missing pieces: no usage counts 0 tokens, null content gives text "" (the model
+    said nothing: the agent records an invalid action). Empty `choices` is a broken server, not
+    a model's answer, so it raises MalformedResponse like any body that is not a completion: it
+    is retried, and an episode whose retries run out is recorded as errored, never scored.
     """
     if response is None or isinstance(response, str | bytes):
         raise MalformedResponse(f"expected a chat completion object, got {type(response).__name__}")
@@ -83,7 +82,7 @@ def parse_chat_response(response: object) -> RawAnswer:
         raise MalformedResponse("response has no `choices` list")
     usage = parse_usage(_field(response, "usage"))
     if not choices:
-        return RawAnswer(text="", usage=usage, finish_reason=None, cacheable=False)
+        raise MalformedResponse("response has an empty `choices` list")
     first = choices[0]
     message = _field(first, "message")
     content = _field(message, "content") if message is not None else None
@@ -222,7 +221,7 @@ class RemoteChatModel(ABC):
             attempts=attempts,
             finish_reason=answer.finish_reason,
         )
-        if key is not None and answer.cacheable and self._cache is not None:
+        if key is not None and self._cache is not None:
             self._cache.put(key, completion)
         self._meter.record(completion)
         return completion

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.resources import files
@@ -50,6 +51,10 @@ class ModelPrice:
     output_per_m: float
 
 
+# What may follow a listed name in a snapshot id of the same model.
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|latest)")
+
+
 class PriceTable:
     """Model name -> ModelPrice, looked up by exact name, then by the longest listed prefix."""
 
@@ -82,8 +87,9 @@ class PriceTable:
 
     def lookup(self, model: str) -> ModelPrice | None:
         """Prices of `model` (a name, or an id with provider prefixes, which are tried off in
-        turn), None if unlisted. A prefix matches only up to a non-alphanumeric boundary, so
-        `o3` prices `o3-2025-04-16` but not a hypothetical `o3x`."""
+        turn), None if unlisted. A listed name also prices its dated snapshots (`o3` prices
+        `o3-2025-04-16`, `gpt-4-0613`, `-latest`) and nothing else: `gpt-5.4` or `gpt-5-mini`
+        are other models, not snapshots of `gpt-5`."""
         candidates = [model]
         while "/" in candidates[-1]:
             candidates.append(candidates[-1].split("/", 1)[1])
@@ -92,7 +98,7 @@ class PriceTable:
                 return self._prices[name]
         for name in candidates:
             for listed in self._by_length:
-                if name.startswith(listed) and not name[len(listed)].isalnum():
+                if name.startswith(listed) and _SNAPSHOT.fullmatch(name[len(listed) :]):
                     return self._prices[listed]
         return None
 

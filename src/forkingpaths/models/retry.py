@@ -43,7 +43,10 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     """Backoff cap of the first retry; doubles with every further retry."""
     max_delay_s: float = 30.0
-    """Upper bound of any single wait, Retry-After included."""
+    """Upper bound of a backoff wait chosen by us."""
+    max_retry_after_s: float = 300.0
+    """Upper bound of a wait a server asks for with Retry-After: honoured up to five minutes,
+    since retrying earlier than a rate limiter asks mostly burns attempts."""
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
@@ -61,12 +64,12 @@ class RetryPolicy:
     ) -> float:
         """Seconds to wait before retry number `retry_index` (0 for the first retry).
 
-        A server-given Retry-After wins (capped at max_delay_s); otherwise full jitter: uniform in
-        [0, min(max_delay_s, base_delay_s * 2**retry_index)], which spreads the retries of many
-        concurrent callers instead of having them hit the server again in lockstep.
+        A server-given Retry-After wins (capped at max_retry_after_s); otherwise full jitter:
+        uniform in [0, min(max_delay_s, base_delay_s * 2**retry_index)], which spreads the
+        retries of many concurrent callers instead of having them hit the server in lockstep.
         """
         if retry_after_s is not None and math.isfinite(retry_after_s):
-            return min(max(retry_after_s, 0.0), self.max_delay_s)
+            return min(max(retry_after_s, 0.0), self.max_retry_after_s)
         # min() before the power would overflow for large indices; 2**60 already dwarfs any cap.
         cap = min(self.max_delay_s, self.base_delay_s * 2.0 ** min(retry_index, 60))
         return rng.uniform(0.0, cap)

@@ -40,8 +40,11 @@ class EpisodeContext:
     spec: RunSpec
     options: RunOptions
 
-    def build(self, meter: UsageMeter | None = None) -> EpisodeRunner:
-        benchmark = make_benchmark(self.spec.benchmark, **self.spec.benchmark_options)
+    def build(
+        self, meter: UsageMeter | None = None, benchmark: Benchmark | None = None
+    ) -> EpisodeRunner:
+        if benchmark is None:
+            benchmark = make_benchmark(self.spec.benchmark, **self.spec.benchmark_options)
         meter = meter or UsageMeter()
         model = build_model(self.spec, self.options, meter)
         return EpisodeRunner(self.run_id, self.spec, benchmark, model, meter)
@@ -50,10 +53,11 @@ class EpisodeContext:
 def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatModel | None:
     if spec.model is None:
         return None
-    from forkingpaths.models.factory import ModelRuntime, make_model
+    from forkingpaths.models.factory import ModelRuntime, RunParamsModel, make_model
 
     runtime = ModelRuntime.from_run_options(options, meter)
-    return make_model(spec.model, spec.model_options, runtime)
+    model = make_model(spec.model, spec.model_options, runtime)
+    return RunParamsModel(model, spec.model_options.params)
 
 
 class EpisodeRunner:

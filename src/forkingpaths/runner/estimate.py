@@ -51,6 +51,10 @@ def estimate_run(
     bound assumes every episode runs to its step cap, with the prompt growing per call as the
     dry run measured.
     """
+    if completion_tokens is not None and completion_tokens < 0:
+        raise ConfigError(f"--completion-tokens must be >= 0, got {completion_tokens}")
+    if trials < 1:
+        raise ConfigError(f"--trials must be >= 1, got {trials}")
     bench = make_benchmark(benchmark_name)
     parse_model_id(model)
     spec = RunSpec(

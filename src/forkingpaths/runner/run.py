@@ -107,6 +107,14 @@ async def execute_run(
     validate_spec(spec, benchmark)
     jobs = plan_jobs(spec, benchmark)
     run_dir = resolve_run_dir(spec, runs_dir, run_id, force_new)
+
+    meter = UsageMeter()
+    context = EpisodeContext(run_dir.run_id, spec, options)
+    runner = context.build(meter, benchmark) if options.executor == "local" else None
+    executor = make_executor(options.executor, options.concurrency, runner)
+    if runner is not None:
+        # Build one agent now, so a bad option value fails here and not in every episode.
+        benchmark.make_agent(spec.agent, runner.model, spec.agent_options)
     run_dir.open(spec)
 
     existing = run_dir.latest_records()
@@ -121,15 +129,23 @@ async def execute_run(
             "resuming %s: %d of %d episodes already recorded", run_dir.path, skipped, len(jobs)
         )
 
-    meter = UsageMeter()
-    context = EpisodeContext(run_dir.run_id, spec, options)
-    runner = context.build(meter) if options.executor == "local" else None
-    executor = make_executor(options.executor, options.concurrency, runner)
+    if options.budget_usd is not None and spec.model and not spec.model.startswith("scripted/"):
+        from forkingpaths.models.pricing import PriceTable
+
+        if not PriceTable.load(options.prices_path).is_priced(spec.model):
+            log.warning(
+                "%s has no price in the price table: --budget-usd cannot limit it (add it with "
+                "--prices FILE)",
+                spec.model,
+            )
+    # The budget covers the whole run, earlier invocations included.
+    spent_before = sum(record.cost_usd for record in existing.values())
     budget_hit = False
 
     def should_continue() -> bool:
         nonlocal budget_hit
-        if options.budget_usd is not None and meter.cost_usd >= options.budget_usd:
+        spent = spent_before + meter.cost_usd
+        if options.budget_usd is not None and spent >= options.budget_usd:
             budget_hit = True
             return False
         return True
@@ -174,7 +190,7 @@ async def execute_run(
         log.warning(
             "budget of $%.4f reached after $%.4f: %d episodes not started; re-run to continue",
             options.budget_usd,
-            meter.cost_usd,
+            spent_before + meter.cost_usd,
             len(todo) - new,
         )
     metrics, records = finalize_run(run_dir, benchmark, jobs, write_report=write_report)

@@ -130,9 +130,19 @@ def test_agents_satisfy_the_protocol_and_load_from_entry_points() -> None:
         "forkingpaths.benchmarks.griddag.agents.reference:make_frontier",
         "forkingpaths.benchmarks.griddag.agents.react:make_react",
     ):
-        agent = load_entry_point(path)(benchmark=None, model=model, unrelated_option=1)
+        agent = load_entry_point(path)(benchmark=None, model=model)
         assert isinstance(agent, Agent)
         assert agent.state() == {}
+
+
+def test_unknown_agent_options_are_refused_naming_the_options() -> None:
+    from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
+
+    bench = GridDagBenchmark()
+    with pytest.raises(ConfigError, match=r"no option 'promt'.*prompt, mode, harness"):
+        bench.make_agent("react", FakeChatModel(["up"]), {"promt": "exploration"})
+    with pytest.raises(ConfigError, match="its options: seed_offset"):
+        bench.make_agent("random", None, {"seed": 1})
 
 
 # ---- system prompts (App. C.3, D) ----
@@ -156,22 +166,31 @@ async def test_system_prompt_variant(variant: str, mode: str) -> None:
             assert (sentence in system.content) == (other == variant)
     assert prompts.asks_for_reasoning(system.content) == (mode == "reasoning")
     if mode == "reasoning":
-        assert "end your reply with exactly one JSON object" in system.content
+        assert "end your answer with a single JSON object" in system.content
     else:
-        assert "Reply with exactly one JSON object" in system.content
+        assert "Answer with a single JSON object" in system.content
 
 
 def test_strategy_sentences_keep_the_papers_meaning() -> None:
-    assert prompts.STRATEGY_SENTENCES["base"] == ""
-    exploration = prompts.STRATEGY_SENTENCES["exploration"]
-    assert exploration.startswith("Prioritize exploration when deciding where to move.")
-    assert "cells you have not visited yet" in exploration
-    exploitation = prompts.STRATEGY_SENTENCES["exploitation"]
-    assert exploitation.startswith("Prioritize exploitation when deciding where to move.")
-    assert "shortest available path" in exploitation
-    balance = prompts.STRATEGY_SENTENCES["balance"]
-    assert balance.startswith("Balance exploration and exploitation")
+    # App. C.3: base has none; exploration prioritises unvisited cells and undiscovered states;
+    # exploitation prioritises discovered states whose prerequisites are met, by shortest path;
+    # balance defines both and asks for the mix that solves the task in the fewest steps.
+    sentences = prompts.STRATEGY_SENTENCES
+    assert sentences["base"] == ""
+    assert "priority to exploration" in sentences["exploration"]
+    assert "never stood on" in sentences["exploration"]
+    assert "not found yet" in sentences["exploration"]
+    assert "priority to exploitation" in sentences["exploitation"]
+    assert "prerequisites are already met" in sentences["exploitation"]
+    assert "shortest path" in sentences["exploitation"]
+    balance = sentences["balance"]
+    assert "weigh exploration against exploitation" in balance
+    assert "never stood on" in balance and "prerequisites are already met" in balance
     assert "fewest steps" in balance
+    # The variants differ only in the strategy sentence.
+    others = {v: prompts.render_system_prompt(v, "default", False) for v in prompts.PROMPT_VARIANTS}
+    for variant, text in others.items():
+        assert text.replace(sentences[variant], "").split() == others["base"].split()
 
 
 async def test_harness_system_prompt_keeps_strategy_sentence() -> None:

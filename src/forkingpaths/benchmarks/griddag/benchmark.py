@@ -76,6 +76,14 @@ class GridDagBenchmark(Benchmark):
         unknown = set(options) - {"budget_alpha"}
         if unknown:
             raise ConfigError(f"unknown griddag option(s) {sorted(unknown)}; allowed: budget_alpha")
+        alpha = options.get("budget_alpha")
+        if alpha is not None and (
+            isinstance(alpha, bool) or not isinstance(alpha, int) or alpha < 1
+        ):
+            raise ConfigError(
+                f"budget_alpha: the hidden budget is alpha x |cells| (App. C.1, alpha = 3); "
+                f"expected a positive integer, got {alpha!r}"
+            )
         super().__init__(**options)
         self._worlds: dict[str, World] = {}
         self._by_id: dict[str, Instance] | None = None
@@ -138,7 +146,7 @@ class GridDagBenchmark(Benchmark):
             if alpha is not None:
                 from dataclasses import replace
 
-                world = replace(world, budget=int(alpha) * len(world.cells))
+                world = replace(world, budget=alpha * len(world.cells))
             self._worlds[instance.id] = world
         return self._worlds[instance.id]
 

@@ -40,6 +40,8 @@ def score_cmd(
         text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidFile(f"{file}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InvalidFile(f"{file}: not UTF-8 text; expected a JSON file") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -303,7 +303,8 @@ def carve_layout(rng: random.Random, node_count: int, preset: ExplorationPreset)
     Nodes join in random order, each by a corridor to a random point already joined (the start
     or an earlier node), so the region is one connected tree of corridors (App. C.1).
     """
-    side = grid_side(node_count + 1, preset.density)
+    # App. C.1: the ratio of task nodes to grid cells meets the density (the start is not a node).
+    side = grid_side(node_count, preset.density)
     grid = [(x, y) for y in range(side) for x in range(side)]
     _shuffle(rng, grid)
     start, positions = grid[0], tuple(grid[1 : node_count + 1])

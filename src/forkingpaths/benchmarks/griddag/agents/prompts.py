@@ -38,29 +38,33 @@ HARNESS_ENVIRONMENT_DESCRIPTION = (
     f"{_RULES}"
 )
 
-# The strategy sentences are the independent variable of the paper's prompt ablation, so they
-# keep the paper's wording.
+# The strategy sentences are the independent variable of the paper's prompt ablation: each keeps
+# the paper's meaning exactly, in our own words (the project does not copy papers' sentences).
 _EXPLORATION_DEFINITION = (
-    "Treat exploration as deliberately moving toward cells you have not visited yet and roaming "
-    "to uncover cells and symbolic states that you have not discovered yet."
+    "Exploring means heading on purpose for cells you have never stood on and ranging widely to "
+    "reveal cells and symbolic states you have not found yet."
+)
+_EXPLOITATION_DEFINITION = (
+    "Exploiting means going for discovered symbolic states whose prerequisites are already met, "
+    "along the shortest path available, to activate them."
 )
 STRATEGY_SENTENCES: Mapping[str, str] = MappingProxyType(
     {
         "base": "",
-        "exploration": "Prioritize exploration when deciding where to move. "
+        "exploration": "When choosing where to move, give priority to exploration. "
         + _EXPLORATION_DEFINITION,
         "exploitation": (
-            "Prioritize exploitation when deciding where to move. Among the symbolic states you "
-            "have already discovered, first target states whose prerequisites are already "
-            "satisfied, and move along the shortest available path to activate them."
+            "When choosing where to move, give priority to exploitation. Of the symbolic states "
+            "you have already discovered, go first for those whose prerequisites are already met, "
+            "taking the shortest path available to activate them."
         ),
         "balance": (
-            "Balance exploration and exploitation when deciding where to move. "
+            "When choosing where to move, weigh exploration against exploitation. "
             + _EXPLORATION_DEFINITION
-            + " Treat exploitation as targeting already discovered symbolic states whose "
-            "prerequisites are already satisfied and moving along the shortest available path to "
-            "activate them. Choose the balance between these two behaviors based on which actions "
-            "are most likely to solve the task in the fewest steps."
+            + " "
+            + _EXPLOITATION_DEFINITION
+            + " Strike whichever balance of the two is likeliest to finish the task in the "
+            "fewest steps."
         ),
     }
 )
@@ -70,14 +74,14 @@ ACTION_EXAMPLES = ", ".join(f'{{"action":"{d}"}}' for d in DIRECTION_ORDER)
 ACTION_FORMAT: Mapping[str, str] = MappingProxyType(
     {
         "default": (
-            "Reply with exactly one JSON object containing one valid action from "
-            f"available_directions like this: {ACTION_EXAMPLES}"
+            "Answer with a single JSON object holding one legal move from the available "
+            f"directions, in this form: {ACTION_EXAMPLES}"
         ),
         "reasoning": (
             "Before you answer, think step by step about the map you have explored so far and the "
             "states you have discovered, their prerequisites and which of them are activated. Then "
-            "end your reply with exactly one JSON object containing one valid action from "
-            f"available_directions like this: {ACTION_EXAMPLES}"
+            "end your answer with a single JSON object holding one legal move from the available "
+            f"directions, in this form: {ACTION_EXAMPLES}"
         ),
     }
 )

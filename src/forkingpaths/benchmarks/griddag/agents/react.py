@@ -45,9 +45,10 @@ class ReActAgent:
         self.model = model
         self.prompt, self.mode, self.harness = prompt, mode, harness
         self.history_window = history_window
-        self.params = ModelParams(
-            temperature=0.0, max_tokens=max_tokens, reasoning_effort=reasoning_effort
-        )
+        # Only what the agent's own options set: the run's --temperature and friends fill the
+        # rest (ModelParams' defaults, temperature 0, when the model is used directly).
+        explicit = {"max_tokens": max_tokens, "reasoning_effort": reasoning_effort}
+        self.params = ModelParams(**{k: v for k, v in explicit.items() if v is not None})
         self.system_prompt = prompts.render_system_prompt(prompt, mode, harness)
         self.history: list[tuple[Message, Message]] = []
         """(user turn, assistant reply) message pairs of this episode, oldest first; kept as
@@ -147,7 +148,6 @@ def make_react(
     history_window: int | None = None,
     max_tokens: int | None = None,
     reasoning_effort: str | None = None,
-    **_: Any,
 ) -> ReActAgent:
     """Factory of the `react` agent; validates every option before the run starts."""
     if model is None:

@@ -74,7 +74,6 @@ def make_random(
     benchmark: Benchmark | None = None,
     model: ChatModel | None = None,
     seed_offset: int = 0,
-    **_: Any,
 ) -> RandomAgent:
     """Factory of the `random` agent; `seed_offset` shifts its RNG away from the env seed."""
     if isinstance(seed_offset, bool) or not isinstance(seed_offset, int):
@@ -83,7 +82,7 @@ def make_random(
 
 
 def make_frontier(
-    benchmark: Benchmark | None = None, model: ChatModel | None = None, **_: Any
+    benchmark: Benchmark | None = None, model: ChatModel | None = None
 ) -> FrontierAgent:
     """Factory of the `frontier` agent."""
     return FrontierAgent()
