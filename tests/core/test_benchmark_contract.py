@@ -17,9 +17,19 @@ BENCHMARKS = benchmark_names()
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_instances_are_unique_and_stable(name: str) -> None:
     bench = make_benchmark(name)
-    ids = [i.id for split in bench.splits for i in bench.instances(split)]
-    assert ids and len(ids) == len(set(ids))
-    assert ids == [i.id for split in bench.splits for i in make_benchmark(name).instances(split)]
+    params: dict[str, dict[str, object]] = {}
+    for split in bench.splits:
+        instances = bench.instances(split)
+        ids = [i.id for i in instances]
+        assert ids and len(ids) == len(set(ids)), split
+        assert all(i.split == split for i in instances), split
+        # A suite split may regroup instances of others, but an id always means one task.
+        for instance in instances:
+            assert params.setdefault(instance.id, instance.params) == instance.params
+    again = make_benchmark(name)
+    assert [i.id for i in bench.instances(bench.default_split)] == [
+        i.id for i in again.instances(again.default_split)
+    ]
     assert bench.default_split in bench.splits
     assert bench.id.startswith(f"{bench.name}-v")
 

@@ -28,3 +28,18 @@ def test_five_tuple_and_info_data() -> None:
     text, reward, terminated, truncated, info = env.step(direction)
     assert isinstance(reward, float) and info["valid"] is True
     assert not truncated and isinstance(terminated, bool)
+
+
+def test_registered_ids_make_envs() -> None:
+    from forkingpaths.core.gym import register_envs
+
+    ids = register_envs()
+    assert {
+        "forkingpaths/Maze-L2-v0",
+        "forkingpaths/Match2-Hard-v0",
+        "forkingpaths/GridDag-v1",
+    } <= set(ids)
+    env = gymnasium.make("forkingpaths/Maze-L2-v0", index=3)
+    text, info = env.reset(seed=1)
+    assert "position" in text.lower() or info["data"]
+    env.close()

@@ -49,6 +49,9 @@ class AgentSpec:
     """One line for `forkingpaths list`."""
     default_options: Mapping[str, Any] = field(default_factory=dict)
     """Options applied under the user's."""
+    interactive: bool = False
+    """A person answers in the terminal: the runner plays one episode at a time, no live
+    progress display."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ class Benchmark(ABC):
     """Scripted policy that stands in for a competent model in `forkingpaths estimate`."""
     quick: ClassVar[tuple[QuickConfig, ...]]
     """Runs of the offline quick suite for this benchmark (reference agents, scripted models)."""
+    gym_ids: ClassVar[Mapping[str, str]] = {}
+    """Gymnasium ids this benchmark registers (`forkingpaths/Maze-L2-v0`) -> instance-id prefix."""
     cli_entry_point: ClassVar[str | None] = None
     """`module:typer_app` mounted as `forkingpaths <name> ...` (benchmark-specific commands)."""
     headline_metrics: ClassVar[tuple[str, ...]] = ()

@@ -63,3 +63,43 @@ def to_gymnasium(env: Env, *, max_text_length: int = MAX_TEXT_LENGTH) -> gymnasi
             self.env.close()
 
     return GymnasiumEnv()
+
+
+def make_instance_env(
+    benchmark: str, prefix: str, index: int = 0, **options: Any
+) -> gymnasium.Env[str, str]:
+    """Entry point of the registered ids: the `index`-th instance whose id starts with
+    `prefix` (e.g. "maze-l2-") of `benchmark`, built with the benchmark `options`."""
+    from forkingpaths.core.registry import make_benchmark
+
+    bench = make_benchmark(benchmark, **options)
+    pool = [i for split in bench.splits for i in bench.instances(split) if i.id.startswith(prefix)]
+    pool = list({i.id: i for i in pool}.values())
+    if not 0 <= index < len(pool):
+        raise ConfigError(
+            f"index: {benchmark} has {len(pool)} instances starting with {prefix!r}; "
+            f"expected 0..{len(pool) - 1}, got {index!r}"
+        )
+    return to_gymnasium(bench.make_env(pool[index]))
+
+
+def register_envs() -> list[str]:
+    """Register every benchmark's Gymnasium ids (`Benchmark.gym_ids`), e.g.
+    `gymnasium.make("forkingpaths/Maze-L2-v0", index=3)`. Explicit, not at import: registering
+    mutates Gymnasium's global registry, which only the caller should decide to do."""
+    import gymnasium
+
+    from forkingpaths.core.registry import benchmark_table, load_entry_point
+
+    registered = []
+    for path in benchmark_table().values():
+        cls = load_entry_point(path)
+        for env_id, prefix in getattr(cls, "gym_ids", {}).items():
+            if env_id not in gymnasium.registry:
+                gymnasium.register(
+                    id=env_id,
+                    entry_point="forkingpaths.core.gym:make_instance_env",
+                    kwargs={"benchmark": cls.name, "prefix": prefix},
+                )
+            registered.append(env_id)
+    return registered

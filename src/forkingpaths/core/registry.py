@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 BUILTIN_BENCHMARKS: Mapping[str, str] = MappingProxyType(
     {
         "griddag-v1": "forkingpaths.benchmarks.griddag.benchmark:GridDagBenchmark",
+        "eeb-v1": "forkingpaths.benchmarks.eeb.benchmark:EEBBenchmark",
     }
 )
 

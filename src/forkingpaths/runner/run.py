@@ -105,6 +105,9 @@ async def execute_run(
     benchmark = make_benchmark(spec.benchmark, **spec.benchmark_options)
     spec = spec.model_copy(update={"benchmark": benchmark.id})
     validate_spec(spec, benchmark)
+    if benchmark.agent_spec(spec.agent).interactive:
+        # One terminal, one player: episodes in turn, nothing redrawing over the prompt.
+        options = options.model_copy(update={"concurrency": 1, "progress": False})
     jobs = plan_jobs(spec, benchmark)
     run_dir = resolve_run_dir(spec, runs_dir, run_id, force_new)
 

@@ -14,9 +14,9 @@ from forkingpaths.benchmarks.eeb.maze import (
     aggregate_maze,
     maze_episode_metrics,
     parse_maze_action,
-    replay_lines,
 )
 from forkingpaths.benchmarks.eeb.maze_levels import MazeLevel, generate_maze_level
+from forkingpaths.benchmarks.eeb.replay import replay_lines
 from forkingpaths.core.env import Step
 from forkingpaths.core.errors import ConfigError, ResetNeeded
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -910,17 +909,3 @@ def aggregate_maze(episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         "A.Kills": mean("kills"),
         "A.Barr": mean("barriers"),
     }
-
-
-def replay_lines(env: MazeEnv, actions: Sequence[str], *, seed: int | None = 0) -> list[str]:
-    """One JSON line per step of replaying `actions` from reset(seed): the outside checker's
-    contract (t, action, valid, reward, score, done, lives, position, and more). Stops at the
-    end of the episode."""
-    env.reset(seed=seed)
-    lines = []
-    for action in actions:
-        result = env.step(action)
-        lines.append(json.dumps(result.info, sort_keys=True))
-        if result.done:
-            break
-    return lines

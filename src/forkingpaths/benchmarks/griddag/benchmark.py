@@ -71,6 +71,7 @@ class GridDagBenchmark(Benchmark):
     )
     headline_metrics = ("success_rate", "exploration_error", "exploitation_error", "steps_success")
     cli_entry_point = "forkingpaths.benchmarks.griddag.cli:app"
+    gym_ids = MappingProxyType({"forkingpaths/GridDag-v1": ""})
 
     def __init__(self, **options: Any) -> None:
         unknown = set(options) - {"budget_alpha"}

@@ -1,0 +1,230 @@
+"""The eeb-v1 benchmark: maze and match-2 test and training instances, agents, Table 3 metrics."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from types import MappingProxyType
+from typing import Any
+
+from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from forkingpaths.core.env import Env
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import EpisodeRecord
+
+_AGENTS = "forkingpaths.benchmarks.eeb.agents"
+MAZE_LEVEL_IDS = (1, 2, 3)
+MATCH2_DIFFICULTIES = ("easy", "medium", "hard")
+DEFAULT_MAZE_STEP_CAP = 100
+
+
+class EEBBenchmark(Benchmark):
+    """EvoEmpirBench (evoempirbench.txt): locally observable maze and match-2 elimination.
+
+    Splits: `test` = 30 maze levels per difficulty (L1-L3) + 30 match-2 levels per difficulty
+    (easy/medium/hard), 180 episodes (§3, Table 2); `maze` and `match2` = one game's 90;
+    `maze-train` = the 30 training mazes Agent-ExpVer learns on. Options: `full_vision`
+    (Table 7 ablation, maze), `props` (False = the NoProps ablation, match-2), `max_steps`
+    (maze step cap, default 100). Metrics: Table 3, per game and level and over all levels.
+    """
+
+    id = "eeb-v1"
+    name = "eeb"
+    description = "EvoEmpirBench: locally observable maze and match-2; Table 3 metrics"
+    splits = ("test", "maze", "match2", "maze-train")
+    default_split = "test"
+    agents = MappingProxyType(
+        {
+            "base": AgentSpec(
+                f"{_AGENTS}.base:make_base",
+                needs_model=True,
+                description="the paper's base LLM agent (App. B.1); truths=FILE adds learned "
+                "truths (Agent-ExpVer policy, Eq. 5)",
+            ),
+            "reference": AgentSpec(
+                f"{_AGENTS}.reference:make_reference",
+                needs_model=False,
+                description="reference: maze BFS explorer / match-2 greedy on targets",
+            ),
+            "random": AgentSpec(
+                f"{_AGENTS}.reference:make_random",
+                needs_model=False,
+                description="reference: uniform random actions",
+            ),
+            "human": AgentSpec(
+                f"{_AGENTS}.human:make_human",
+                needs_model=False,
+                description="a person plays in the terminal; recorded like any agent",
+                interactive=True,
+            ),
+        }
+    )
+    scripted_policies = MappingProxyType(
+        {
+            "eeb-reference": f"{_AGENTS}.scripted:EEBPolicy",
+            "eeb-maze-explorer": f"{_AGENTS}.scripted:MazeExplorerPolicy",
+            "eeb-match2-greedy": f"{_AGENTS}.scripted:Match2GreedyPolicy",
+            "eeb-expver": "forkingpaths.benchmarks.eeb.expver_scripted:ExpVerScriptedPolicy",
+        }
+    )
+    estimate_policy = "eeb-reference"
+    quick = (
+        QuickConfig(split="test", agent="reference"),
+        QuickConfig(split="test", agent="base", model="scripted/eeb-reference"),
+    )
+    headline_metrics = ("maze_success_rate", "maze_score", "match2_success_rate", "match2_score")
+    cli_entry_point = "forkingpaths.benchmarks.eeb.cli:app"
+    gym_ids = MappingProxyType(
+        {
+            **{f"forkingpaths/Maze-L{n}-v0": f"maze-l{n}-" for n in MAZE_LEVEL_IDS},
+            **{f"forkingpaths/Match2-{d.title()}-v0": f"match2-{d}-" for d in MATCH2_DIFFICULTIES},
+        }
+    )
+
+    def __init__(self, **options: Any) -> None:
+        allowed = {"full_vision", "props", "max_steps"}
+        unknown = set(options) - allowed
+        if unknown:
+            raise ConfigError(
+                f"unknown eeb option(s) {sorted(unknown)}; allowed: {', '.join(sorted(allowed))}"
+            )
+        for flag in ("full_vision", "props"):
+            if flag in options and not isinstance(options[flag], bool):
+                raise ConfigError(f"{flag}: expected true or false, got {options[flag]!r}")
+        cap = options.get("max_steps", DEFAULT_MAZE_STEP_CAP)
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ConfigError(f"max_steps: expected a positive integer, got {cap!r}")
+        super().__init__(**options)
+        self._levels: dict[str, Any] = {}
+        self._by_id: dict[str, Instance] | None = None
+
+    # ---- instances ----
+
+    def instances(self, split: str) -> list[Instance]:
+        if split == "test":
+            return self._maze("test", split) + self._match2(split)
+        if split == "maze":
+            return self._maze("test", split)
+        if split == "maze-train":
+            return self._maze("train", split)
+        if split == "match2":
+            return self._match2(split)
+        return self.select_instances(split, None)  # raises NameNotFound listing the splits
+
+    def _maze(self, data_split: str, split: str) -> list[Instance]:
+        from forkingpaths.benchmarks.eeb.maze_levels import load_maze_split
+
+        out = []
+        for rel, level in load_maze_split(data_split):  # type: ignore[arg-type]
+            instance_id = _maze_id(rel)
+            self._levels.setdefault(instance_id, level)
+            params = {"game": "maze", "level": level.level, "file": rel}
+            out.append(Instance(id=instance_id, split=split, params=params))
+        return out
+
+    def _match2(self, split: str) -> list[Instance]:
+        from forkingpaths.benchmarks.eeb.match2_levels import load_match2_split
+
+        out = []
+        for key, level in load_match2_split("test").items():
+            instance_id = f"match2-{key.replace('/', '-')}"
+            self._levels.setdefault(instance_id, level)
+            params = {"game": "match2", "difficulty": level.difficulty, "file": key}
+            out.append(Instance(id=instance_id, split=split, params=params))
+        return out
+
+    def instance(self, instance_id: str) -> Instance:
+        if self._by_id is None:
+            self._by_id = {
+                i.id: i for split in ("maze", "match2", "maze-train") for i in self.instances(split)
+            }
+        try:
+            return self._by_id[instance_id]
+        except KeyError:
+            raise ConfigError(f"eeb has no instance {instance_id!r}") from None
+
+    def level(self, instance: Instance) -> Any:
+        """The instance's MazeLevel or Match2Level (loaded once per benchmark object)."""
+        if instance.id not in self._levels:
+            self.instance(instance.id)
+        return self._levels[instance.id]
+
+    def make_env(self, instance: Instance) -> Env:
+        from forkingpaths.benchmarks.eeb.games import game_env
+
+        return game_env(
+            instance.params["game"],
+            self.level(instance),
+            max_steps=self.options.get("max_steps", DEFAULT_MAZE_STEP_CAP),
+            full_vision=self.options.get("full_vision", False),
+            props=self.options.get("props", True),
+        )
+
+    def max_steps(self, instance: Instance) -> int:
+        # Both envs end their episodes themselves; this is only a safety net above them.
+        if instance.params["game"] == "maze":
+            return self.options.get("max_steps", DEFAULT_MAZE_STEP_CAP) + 1
+        return self.level(instance).max_steps + 1
+
+    # ---- scoring ----
+
+    def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
+        from forkingpaths.benchmarks.eeb.games import RECORD_METRICS
+
+        params = self.instance(record.instance_id).params
+        game = params["game"]
+        label = (
+            {"level": params["level"]} if game == "maze" else {"difficulty": params["difficulty"]}
+        )
+        metrics = RECORD_METRICS[game](record)
+        if game == "maze":
+            metrics["invalid_actions"] = sum(not step.valid for step in record.steps)
+        return {"game": game, **label, **metrics}
+
+    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
+        from forkingpaths.benchmarks.eeb.match2 import aggregate_match2
+        from forkingpaths.benchmarks.eeb.maze import aggregate_maze
+
+        maze: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        match2: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for record in records:
+            m = record.metrics
+            if m["game"] == "maze":
+                maze[f"L{m['level']}"].append(m)
+            else:
+                match2[m["difficulty"]].append(m)
+        out: dict[str, Any] = {}
+        by_group: dict[str, Any] = {}
+        if maze:
+            everything = [m for group in maze.values() for m in group]
+            overall = aggregate_maze(everything)
+            out["maze_success_rate"] = round(overall["Suc.Rate"] / 100, 6)
+            out["maze_score"] = round(overall["A.Score"], 3)
+            by_group["maze-all"] = {"episodes": len(everything), **_rounded(overall)}
+            for name in sorted(maze):
+                by_group[f"maze-{name}"] = {
+                    "episodes": len(maze[name]),
+                    **_rounded(aggregate_maze(maze[name])),
+                }
+        if match2:
+            everything = [m for group in match2.values() for m in group]
+            overall = aggregate_match2(everything)
+            out["match2_success_rate"] = overall["success_rate"]
+            out["match2_score"] = overall["avg_score"]
+            by_group["match2-all"] = _rounded(overall)
+            for name in MATCH2_DIFFICULTIES:
+                if name in match2:
+                    by_group[f"match2-{name}"] = _rounded(aggregate_match2(match2[name]))
+        out["by_group"] = by_group
+        return out
+
+
+def _maze_id(rel: str) -> str:
+    """ "test/level2/007" -> "maze-l2-007"; "train/012" -> "maze-train-012"."""
+    parts = rel.split("/")
+    if parts[0] == "train":
+        return f"maze-train-{parts[-1]}"
+    return f"maze-l{parts[1].removeprefix('level')}-{parts[-1]}"
+
+
+def _rounded(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in values.items()}

@@ -1,0 +1,160 @@
+"""`forkingpaths eeb ...`: replay actions on a level file (JSON-lines contract)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forkingpaths.core.errors import ConfigError, InvalidFile
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+GAMES = ("maze", "match2")
+
+
+@app.callback()
+def _eeb() -> None:
+    """EvoEmpirBench tools."""
+
+
+@app.command("replay")
+def replay_cmd(
+    game: Annotated[str, typer.Argument(help="maze | match2")],
+    level_file: Annotated[Path, typer.Argument(help="a level JSON (ours or the artifact's)")],
+    actions: Annotated[Path, typer.Option(help="one action per line; - = stdin")],
+    seed: Annotated[int, typer.Option(help="seed of monsters (maze) / refills (match-2)")] = 0,
+    full_vision: Annotated[bool, typer.Option(help="maze: Table 7 full-vision ablation")] = False,
+    no_props: Annotated[bool, typer.Option(help="match-2: NoProps ablation")] = False,
+    max_steps: Annotated[int, typer.Option(help="maze step cap")] = 100,
+) -> None:
+    """Play ACTIONS on LEVEL_FILE and print one JSON object per step."""
+    from forkingpaths.benchmarks.eeb.replay import replay_lines
+
+    if game not in GAMES:
+        raise ConfigError(f"GAME must be one of {', '.join(GAMES)}, got {game!r}")
+    try:
+        text = sys.stdin.read() if str(actions) == "-" else actions.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidFile(f"{actions}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InvalidFile(f"{actions}: not UTF-8 text") from None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if game == "maze":
+        from forkingpaths.benchmarks.eeb.maze import MazeEnv
+        from forkingpaths.benchmarks.eeb.maze_levels import load_maze_level
+
+        env = MazeEnv(load_maze_level(level_file), max_steps=max_steps, full_vision=full_vision)
+    else:
+        from forkingpaths.benchmarks.eeb.match2 import Match2Env
+        from forkingpaths.benchmarks.eeb.match2_levels import load_match2_level
+
+        env = Match2Env(load_match2_level(level_file), props=not no_props)
+    for line in replay_lines(env, lines, seed=seed):
+        sys.stdout.write(line + "\n")
+
+
+@app.command("learn")
+def learn_cmd(
+    game: Annotated[str, typer.Argument(help="maze | match2")],
+    model: Annotated[str, typer.Option(help="provider/model for the agent and ExpVer modules")],
+    rounds: Annotated[int, typer.Option(help="learning rounds (Delta checked after each)")] = 5,
+    levels_per_round: Annotated[int, typer.Option(help="training levels per round")] = 3,
+    eval_levels: Annotated[int, typer.Option(help="held-out test levels for Delta (Eq. 6)")] = 9,
+    no_verify: Annotated[bool, typer.Option(help="skip verification (Eq. 4)")] = False,
+    no_truthweaver: Annotated[bool, typer.Option(help="ablation without TruthWeaver")] = False,
+    truths: Annotated[Path | None, typer.Option(help="start from this truth file")] = None,
+    seed: Annotated[int, typer.Option(help="seed of level choice and episodes")] = 0,
+    base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="env var holding the key")] = None,
+    temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
+    no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
+    run_id: Annotated[str | None, typer.Option(help="output directory name")] = None,
+    runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
+) -> None:
+    """Agent-ExpVer online learning (§4): learn truths on training levels, keep what helps."""
+    import asyncio
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from forkingpaths.benchmarks.eeb.agents.truths import TruthRepository
+    from forkingpaths.benchmarks.eeb.expver import (
+        ExpVerConfig,
+        ExpVerLearner,
+        LearningResult,
+        game_instance_params,
+        game_levels,
+    )
+    from forkingpaths.benchmarks.eeb.games import RECORD_METRICS, game_env
+    from forkingpaths.core.records import ModelOptions
+    from forkingpaths.core.registry import make_benchmark
+    from forkingpaths.models.base import ModelParams
+    from forkingpaths.models.factory import (
+        ModelRuntime,
+        RunParamsModel,
+        check_model_access,
+        make_model,
+    )
+
+    if game not in GAMES:
+        raise ConfigError(f"GAME must be one of {', '.join(GAMES)}, got {game!r}")
+    options = ModelOptions(
+        base_url=base_url, api_key_env=api_key_env, params=ModelParams(temperature=temperature)
+    )
+    check_model_access(model, options)
+    config = ExpVerConfig(
+        game=game,  # type: ignore[arg-type]
+        rounds=rounds,
+        levels_per_round=levels_per_round,
+        eval_levels=eval_levels,
+        verification=not no_verify,
+        truthweaver=not no_truthweaver,
+        seed=seed,
+    )
+    bench = make_benchmark("eeb")
+    chat = RunParamsModel(
+        make_model(model, options, ModelRuntime(cache=not no_cache)), options.params
+    )
+    out_dir = runs_dir / (run_id or f"eeb-expver-{game}-{model.replace('/', '-')}-s{seed}")
+    learner = ExpVerLearner(
+        config,
+        make_agent=lambda texts: bench.make_agent("base", chat, {"truths": texts}),
+        make_env=lambda level: game_env(game, level),  # type: ignore[arg-type]
+        episode_metrics=RECORD_METRICS[game],
+        model=chat,
+        out_dir=out_dir,
+        train_levels=game_levels(game, "train"),  # type: ignore[arg-type]
+        eval_levels=game_levels(game, "eval"),  # type: ignore[arg-type]
+        initial_truths=TruthRepository.load(truths) if truths else (),
+        agent_model=model,
+        instance_params=game_instance_params,
+    )
+
+    async def learn() -> LearningResult:
+        try:
+            return await learner.learn()
+        finally:
+            await chat.aclose()
+
+    result = asyncio.run(learn())
+    table = Table(title=f"Agent-ExpVer on {game}", title_justify="left")
+    for column in ("round", "truths", "verified", "eval score", "delta", "kept"):
+        table.add_column(column)
+    for r in result.rounds:
+        delta = "–" if r.delta is None else f"{r.delta:+.1f}"
+        table.add_row(
+            str(r.round),
+            f"{r.truths_before} -> {r.truths_after}",
+            f"{r.experiences_verified}/{r.experiences_proposed}",
+            f"{r.eval_score:.1f}",
+            delta,
+            "yes" if r.kept else "reverted",
+        )
+    console = Console()
+    console.print(table)
+    console.print(f"model calls {result.n_calls:,}, cost ${result.cost_usd:.4f}")
+    console.print(f"truths: {out_dir / 'truths.json'}")
+    console.print(f"learning curve: {out_dir / 'learning_curve.png'}")

@@ -1,0 +1,150 @@
+"""eeb-v1: splits of §3/Table 2, metrics of Table 3 from records, options, CLI contracts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
+from forkingpaths.cli import main
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import RunOptions, RunSpec
+from forkingpaths.runner.run import execute_run
+
+DATA = Path(__file__).parents[3] / "src/forkingpaths/benchmarks/eeb/data"
+
+
+def test_splits_hold_the_papers_instances() -> None:
+    bench = EEBBenchmark()
+    assert len(bench.instances("maze")) == 90 and len(bench.instances("match2")) == 90
+    assert len(bench.instances("test")) == 180
+    assert len(bench.instances("maze-train")) == 30
+    levels = {i.params["level"] for i in bench.instances("maze")}
+    assert levels == {1, 2, 3}
+    assert {i.params["difficulty"] for i in bench.instances("match2")} == {"easy", "medium", "hard"}
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"full_vision": "yes"}, "full_vision"),
+        ({"props": 1}, "props"),
+        ({"max_steps": 0}, "max_steps"),
+        ({"size": 7}, "size"),
+    ],
+)
+def test_bad_options_are_refused(options: dict[str, object], field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        EEBBenchmark(**options)
+
+
+async def test_reference_run_reports_table3_per_game_and_level(tmp_path: Path) -> None:
+    ids = ["maze-l1-000", "maze-l3-004", "match2-easy-000", "match2-hard-001"]
+    spec = RunSpec(benchmark="eeb", split="test", instances=ids, agent="reference")
+    result = await execute_run(spec, RunOptions(progress=False), runs_dir=tmp_path)
+    metrics = result.metrics["metrics"]
+    groups = metrics["by_group"]
+    assert set(groups) >= {"maze-all", "maze-L1", "maze-L3", "match2-all", "match2-easy"}
+    for key in (
+        "Suc.Rate",
+        "A.Score",
+        "A.Steps",
+        "A.Explor",
+        "A.Gold",
+        "Rem.HP",
+        "A.Kills",
+        "A.Barr",
+    ):
+        assert key in groups["maze-all"]
+    for key in ("success_rate", "avg_score", "remaining_step_ratio", "score_per_step",
+                "clear_per_step", "api_efficiency"):  # fmt: skip
+        assert key in groups["match2-all"]
+    assert metrics["maze_success_rate"] == 1.0
+    assert groups["match2-all"]["api_efficiency"] == 1.0, "the reference agent never errs"
+
+
+async def test_noprops_and_full_vision_reach_the_env(tmp_path: Path) -> None:
+    bench = EEBBenchmark(props=False, full_vision=True)
+    maze = bench.make_env(bench.instance("maze-l2-000"))
+    maze.reset(seed=0)
+    assert not any("?" in row for row in maze.map_rows()), "full vision shows every cell"
+    partial = EEBBenchmark().make_env(bench.instance("maze-l2-000"))
+    partial.reset(seed=0)
+    assert any("?" in row for row in partial.map_rows())
+    board = bench.make_env(bench.instance("match2-easy-000"))
+    board.reset(seed=0)
+    step = board.step('{"action": {"type": "hammer", "pos": [0, 0]}}')
+    assert step.info["valid"] is False
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_replay_contract(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    actions = tmp_path / "actions.txt"
+    actions.write_text("Action: 9\nnonsense\nAction: 0\n")
+    level = DATA / "maze/test/level1/000.json"
+    code, out, _ = _cli(["eeb", "replay", "maze", str(level), "--actions", str(actions)], capsys)
+    assert code == 0
+    steps = [json.loads(line) for line in out.splitlines()]
+    assert [s["t"] for s in steps] == [1, 2, 3]
+    assert steps[1]["valid"] is False
+    for step in steps:
+        assert {"t", "action", "valid", "reward", "score", "done", "lives", "position"} <= set(step)
+    actions.write_text('{"action": {"type": "row", "index": 3}}\n')
+    level = DATA / "match2/test/easy/000.json"
+    code, out, _ = _cli(["eeb", "replay", "match2", str(level), "--actions", str(actions)], capsys)
+    (step,) = [json.loads(line) for line in out.splitlines()]
+    assert {"t", "action", "valid", "reward", "score", "done", "board", "steps_remaining"} <= set(
+        step
+    )
+    assert len(step["board"]) == 8 and all(len(row) == 8 for row in step["board"])
+
+
+def test_replay_refuses_a_malformed_level(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"board": ["AAAA"] * 8, "max_steps": 10, "color_targets": {}}))
+    actions = tmp_path / "a.txt"
+    actions.write_text("x\n")
+    code, _, err = _cli(["eeb", "replay", "match2", str(bad), "--actions", str(actions)], capsys)
+    assert code == 2 and "board" in err and "Traceback" not in err
+
+
+def test_learn_runs_offline_and_writes_truths(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORKINGPATHS_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["eeb", "learn", "maze", "--model", "scripted/eeb-expver", "--rounds", "1",
+            "--levels-per-round", "1", "--eval-levels", "2", "--runs-dir", str(tmp_path),
+            "--run-id", "learn"]  # fmt: skip
+    code, out, err = _cli(args, capsys)
+    assert code == 0, err
+    out_dir = tmp_path / "learn"
+    truths = json.loads((out_dir / "truths.json").read_text())
+    assert truths["game"] == "maze" and isinstance(truths["truths"], list)
+    assert (out_dir / "learning_curve.png").exists()
+    rounds = (out_dir / "expver_rounds.jsonl").read_text().splitlines()
+    assert len(rounds) == 2  # round 0 (the starting policy) and one learning round
+    assert "Agent-ExpVer" in out
+
+
+async def test_human_agent_plays_one_episode_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = iter(["Action: 9"] * 200)
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    spec = RunSpec(benchmark="eeb", split="maze", instances=["maze-l1-000"], agent="human")
+    result = await execute_run(spec, RunOptions(concurrency=8), runs_dir=tmp_path)
+    (record,) = result.records
+    assert record.status == "ok" and record.steps and record.steps[0].action.endswith("9")
