@@ -39,6 +39,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_harness_overhead.py
 	$(BIN)/python benchmarks/bench_concurrency.py
 	$(BIN)/python benchmarks/bench_griddag_env_metric.py
+	$(BIN)/python benchmarks/bench_eeb_games.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -43,3 +43,14 @@ def test_registered_ids_make_envs() -> None:
     text, info = env.reset(seed=1)
     assert "position" in text.lower() or info["data"]
     env.close()
+
+
+@pytest.mark.parametrize("env_id", ["forkingpaths/Match2-Hard-v0", "forkingpaths/Maze-L3-v0"])
+def test_registered_game_envs_pass_check_env(env_id: str) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from forkingpaths.core.gym import register_envs
+
+    register_envs()
+    env = gymnasium.make(env_id, index=1)
+    check_env(env.unwrapped, skip_render_check=True)

@@ -33,6 +33,7 @@ def test_splits_hold_the_papers_instances() -> None:
         ({"props": 1}, "props"),
         ({"max_steps": 0}, "max_steps"),
         ({"size": 7}, "size"),
+        ({"maze_size": 3}, "maze_size"),
     ],
 )
 def test_bad_options_are_refused(options: dict[str, object], field: str) -> None:
@@ -148,3 +149,14 @@ async def test_human_agent_plays_one_episode_at_a_time(
     result = await execute_run(spec, RunOptions(concurrency=8), runs_dir=tmp_path)
     (record,) = result.records
     assert record.status == "ok" and record.steps and record.steps[0].action.endswith("9")
+
+
+def test_maze_size_regenerates_the_same_levels_at_that_size() -> None:
+    small = EEBBenchmark(maze_size=7)
+    level = small.level(small.instance("maze-l1-004"))
+    assert level.size == 7 and level.meta["seed"] == 1004
+    env = small.make_env(small.instance("maze-l1-004"))
+    assert (
+        len(env.reset(seed=0).data["map"] if "map" in env.reset(seed=0).data else env.map_rows())
+        == 7
+    )

@@ -24,7 +24,9 @@ class EEBBenchmark(Benchmark):
     (easy/medium/hard), 180 episodes (§3, Table 2); `maze` and `match2` = one game's 90;
     `maze-train` = the 30 training mazes Agent-ExpVer learns on. Options: `full_vision`
     (Table 7 ablation, maze), `props` (False = the NoProps ablation, match-2), `max_steps`
-    (maze step cap, default 100). Metrics: Table 3, per game and level and over all levels.
+    (maze step cap, default 100), `maze_size` (default 9, Table 2; other sizes regenerate the
+    same levels and seeds at that size, e.g. 7 as in the paper's level-1 trace). Metrics: Table
+    3, per game and level and over all levels.
     """
 
     id = "eeb-v1"
@@ -81,7 +83,7 @@ class EEBBenchmark(Benchmark):
     )
 
     def __init__(self, **options: Any) -> None:
-        allowed = {"full_vision", "props", "max_steps"}
+        allowed = {"full_vision", "props", "max_steps", "maze_size"}
         unknown = set(options) - allowed
         if unknown:
             raise ConfigError(
@@ -93,6 +95,9 @@ class EEBBenchmark(Benchmark):
         cap = options.get("max_steps", DEFAULT_MAZE_STEP_CAP)
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise ConfigError(f"max_steps: expected a positive integer, got {cap!r}")
+        size = options.get("maze_size")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 5):
+            raise ConfigError(f"maze_size: expected an integer >= 5 (default 9), got {size!r}")
         super().__init__(**options)
         self._levels: dict[str, Any] = {}
         self._by_id: dict[str, Instance] | None = None
@@ -113,8 +118,14 @@ class EEBBenchmark(Benchmark):
     def _maze(self, data_split: str, split: str) -> list[Instance]:
         from forkingpaths.benchmarks.eeb.maze_levels import load_maze_split
 
+        size = self.options.get("maze_size")
         out = []
         for rel, level in load_maze_split(data_split):  # type: ignore[arg-type]
+            if size is not None and size != level.size:
+                # Another grid size: the same level numbers and seeds, generated at that size.
+                from forkingpaths.benchmarks.eeb.maze_levels import generate_maze_level
+
+                level = generate_maze_level(level.level, level.meta["seed"], size)
             instance_id = _maze_id(rel)
             self._levels.setdefault(instance_id, level)
             params = {"game": "maze", "level": level.level, "file": rel}
