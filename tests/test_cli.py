@@ -6,18 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from forkingpaths.cli import main
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.doubles import run_cli
 
 
 def test_list_shows_benchmarks_agents_models_suites(capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,3 +47,14 @@ class InvalidFile(ConfigError):
 
 class ResetNeeded(ForkingPathsError):
     """An environment was stepped before `reset()` or after its episode ended."""
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A received value as an error message quotes it: JSON where possible, cut to `limit`."""
+    import json
+
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.doubles import FakeChatModel, PolicyModel
 
 from forkingpaths.benchmarks.eeb.agents import prompts
 from forkingpaths.benchmarks.eeb.agents.base import BaseAgent, make_base
@@ -46,37 +47,6 @@ from forkingpaths.models.base import Completion, Message, ModelParams, ScriptedP
 
 MAZE = {level: load_maze_split("test", level) for level in (1, 2, 3)}
 MATCH2 = load_match2_split("test")
-
-
-class FakeChatModel:
-    """A ChatModel test double: answers `replies` in turn (cycling) and records every request."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.name = "fake/model"
-        self.replies = replies
-        self.requests: list[tuple[list[Message], ModelParams | None]] = []
-
-    async def complete(
-        self, messages: list[Message], params: ModelParams | None = None
-    ) -> Completion:
-        self.requests.append((list(messages), params))
-        text = self.replies[(len(self.requests) - 1) % len(self.replies)]
-        return Completion(text=text, model=self.name, latency_s=0.25)
-
-
-class PolicyModel:
-    """Adapter: a ScriptedPolicy behind the ChatModel protocol."""
-
-    def __init__(self, policy: ScriptedPolicy) -> None:
-        self.name = "scripted/test"
-        self.policy = policy
-
-    async def complete(
-        self, messages: list[Message], params: ModelParams | None = None
-    ) -> Completion:
-        return Completion(
-            text=self.policy.respond(messages, params or ModelParams()), model=self.name
-        )
 
 
 class FailingModel:

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.doubles import run_cli
 
 from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
-from forkingpaths.cli import main
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import RunOptions, RunSpec
 from forkingpaths.runner.run import execute_run
@@ -80,21 +80,11 @@ async def test_noprops_and_full_vision_reach_the_env(tmp_path: Path) -> None:
     assert step.info["valid"] is False
 
 
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_replay_contract(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     actions = tmp_path / "actions.txt"
     actions.write_text("Action: 9\nnonsense\nAction: 0\n")
     level = DATA / "maze/test/level1/000.json"
-    code, out, _ = _cli(["eeb", "replay", "maze", str(level), "--actions", str(actions)], capsys)
+    code, out, _ = run_cli(["eeb", "replay", "maze", str(level), "--actions", str(actions)], capsys)
     assert code == 0
     steps = [json.loads(line) for line in out.splitlines()]
     assert [s["t"] for s in steps] == [1, 2, 3]
@@ -103,7 +93,9 @@ def test_replay_contract(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
         assert {"t", "action", "valid", "reward", "score", "done", "lives", "position"} <= set(step)
     actions.write_text('{"action": {"type": "row", "index": 3}}\n')
     level = DATA / "match2/test/easy/000.json"
-    code, out, _ = _cli(["eeb", "replay", "match2", str(level), "--actions", str(actions)], capsys)
+    code, out, _ = run_cli(
+        ["eeb", "replay", "match2", str(level), "--actions", str(actions)], capsys
+    )
     (step,) = [json.loads(line) for line in out.splitlines()]
     assert {"t", "action", "valid", "reward", "score", "done", "board", "steps_remaining"} <= set(
         step
@@ -118,7 +110,7 @@ def test_replay_refuses_a_malformed_level(
     bad.write_text(json.dumps({"board": ["AAAA"] * 8, "max_steps": 10, "color_targets": {}}))
     actions = tmp_path / "a.txt"
     actions.write_text("x\n")
-    code, _, err = _cli(["eeb", "replay", "match2", str(bad), "--actions", str(actions)], capsys)
+    code, _, err = run_cli(["eeb", "replay", "match2", str(bad), "--actions", str(actions)], capsys)
     assert code == 2 and "board" in err and "Traceback" not in err
 
 
@@ -129,7 +121,7 @@ def test_learn_runs_offline_and_writes_truths(
     args = ["eeb", "learn", "maze", "--model", "scripted/eeb-expver", "--rounds", "1",
             "--levels-per-round", "1", "--eval-levels", "2", "--runs-dir", str(tmp_path),
             "--run-id", "learn"]  # fmt: skip
-    code, out, err = _cli(args, capsys)
+    code, out, err = run_cli(args, capsys)
     assert code == 0, err
     out_dir = tmp_path / "learn"
     truths = json.loads((out_dir / "truths.json").read_text())

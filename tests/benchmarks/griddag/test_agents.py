@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from tests.benchmarks.griddag.worlds import SMALL_WORLD
+from tests.doubles import FakeChatModel, PolicyModel
 
 from forkingpaths.benchmarks.griddag.agents import prompts
 from forkingpaths.benchmarks.griddag.agents.memory import HarnessMemory
@@ -17,40 +18,9 @@ from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, ModelError
 from forkingpaths.core.registry import load_entry_point
-from forkingpaths.models.base import Completion, Message, ModelParams, ScriptedPolicy
+from forkingpaths.models.base import Completion, Message, ModelParams
 
 INSTANCE = Instance(id="test", split="test")
-
-
-class FakeChatModel:
-    """A ChatModel test double: answers `replies` in turn (cycling) and records every request."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.name = "fake/model"
-        self.replies = replies
-        self.requests: list[tuple[list[Message], ModelParams | None]] = []
-
-    async def complete(
-        self, messages: list[Message], params: ModelParams | None = None
-    ) -> Completion:
-        self.requests.append((list(messages), params))
-        text = self.replies[(len(self.requests) - 1) % len(self.replies)]
-        return Completion(text=text, model=self.name, latency_s=0.25)
-
-
-class PolicyModel:
-    """Adapter: a ScriptedPolicy behind the ChatModel protocol."""
-
-    def __init__(self, policy: ScriptedPolicy) -> None:
-        self.name = "scripted/test"
-        self.policy = policy
-
-    async def complete(
-        self, messages: list[Message], params: ModelParams | None = None
-    ) -> Completion:
-        return Completion(
-            text=self.policy.respond(messages, params or ModelParams()), model=self.name
-        )
 
 
 class FailingModel:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forkingpaths.core.errors import ConfigError, InvalidFile
+from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 
 BOARD_SIZE = 8
 """The board is 8x8 (§3.1, Table 2)."""
@@ -116,7 +116,7 @@ class Match2Level:
                 )
         meta = data.get("meta", {})
         if not isinstance(meta, dict):
-            raise InvalidFile(f"{source}: meta must be an object, got {_show(meta)}")
+            raise InvalidFile(f"{source}: meta must be an object, got {shown(meta)}")
         board, max_steps, inventory, targets, difficulty = _validate(
             data["board"],
             data["max_steps"],
@@ -129,19 +129,11 @@ class Match2Level:
         return cls(board, max_steps, inventory, targets, difficulty, dict(meta))
 
 
-def _show(value: Any) -> str:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _count(value: Any, where: str, error: type[ConfigError], *, positive: bool = False) -> int:
     low = 1 if positive else 0
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         kind = "a positive integer" if positive else "a non-negative integer"
-        raise error(f"{where} must be {kind}, got {_show(value)}")
+        raise error(f"{where} must be {kind}, got {shown(value)}")
     return value
 
 
@@ -153,7 +145,7 @@ def _row(value: Any, i: int, where: str, error: type[ConfigError]) -> str:
     else:
         raise error(
             f"{where}.board[{i}] must be a string of {BOARD_SIZE} colours or a list of "
-            f"{BOARD_SIZE} colours, got {_show(value)}"
+            f"{BOARD_SIZE} colours, got {shown(value)}"
         )
     if len(cells) != BOARD_SIZE:
         raise error(
@@ -163,7 +155,7 @@ def _row(value: Any, i: int, where: str, error: type[ConfigError]) -> str:
     for j, cell in enumerate(cells):
         if cell not in COLOURS:
             raise error(
-                f"{where}.board[{i}][{j}] is {_show(cell)}; colours are {', '.join(COLOURS)}"
+                f"{where}.board[{i}][{j}] is {shown(cell)}; colours are {', '.join(COLOURS)}"
             )
     return "".join(cells)
 
@@ -174,7 +166,7 @@ def _counts(
     if not isinstance(value, dict):
         raise error(
             f"{where}.{name} must be an object of {' / '.join(allowed)} -> count, got "
-            f"{_show(value)}"
+            f"{shown(value)}"
         )
     for key in value:
         if key not in allowed:
@@ -196,7 +188,7 @@ def _validate(
     if not isinstance(board, list | tuple):
         raise error(
             f"{where}.board must be a list of {BOARD_SIZE} rows (strings or lists), got "
-            f"{_show(board)}"
+            f"{shown(board)}"
         )
     if len(board) != BOARD_SIZE:
         raise error(f"{where}.board has {len(board)} rows; the board is {BOARD_SIZE}x{BOARD_SIZE}")
@@ -208,7 +200,7 @@ def _validate(
         raise error(f"{where}.color_targets are all 0; at least one colour needs a target")
     if difficulty not in DIFFICULTY_LABELS:
         raise error(
-            f"{where}.difficulty is {_show(difficulty)}; allowed: {', '.join(DIFFICULTY_LABELS)}"
+            f"{where}.difficulty is {shown(difficulty)}; allowed: {', '.join(DIFFICULTY_LABELS)}"
         )
     return rows, steps, props, goals, difficulty
 

@@ -11,7 +11,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
-from forkingpaths.core.errors import ConfigError, InvalidFile
+from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 
 Cell = tuple[int, int]
 """(row, col): row 0 is the top row, col 0 the left column (paper App. B.1)."""
@@ -361,7 +361,7 @@ def _cell(value: Any, size: int, where: str) -> Cell:
         or len(value) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
-        raise InvalidFile(f"{where}: expected [row, col] with two integers, got {_show(value)}")
+        raise InvalidFile(f"{where}: expected [row, col] with two integers, got {shown(value)}")
     if not (0 <= value[0] < size and 0 <= value[1] < size):
         raise InvalidFile(
             f"{where}: {list(value)} is off the {size}x{size} grid (rows and cols 0-{size - 1})"
@@ -371,7 +371,7 @@ def _cell(value: Any, size: int, where: str) -> Cell:
 
 def _cells(value: Any, size: int, where: str) -> list[Cell]:
     if not isinstance(value, list):
-        raise InvalidFile(f"{where}: expected a list of [row, col], got {_show(value)}")
+        raise InvalidFile(f"{where}: expected a list of [row, col], got {shown(value)}")
     return [_cell(v, size, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
@@ -385,7 +385,7 @@ def _parse_items(raw: Any, size: int, source: str) -> dict[str, Cell]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InvalidFile(f"{source}: items must be an object item -> [row, col], got {_show(raw)}")
+        raise InvalidFile(f"{source}: items must be an object item -> [row, col], got {shown(raw)}")
     items: dict[str, Cell] = {}
     for key, value in raw.items():
         name = ITEM_ALIASES.get(key, key)
@@ -434,7 +434,7 @@ def _parse_level(data: dict[str, Any], has_items: bool, has_monsters: bool, sour
             found[key] = _MODE_WORDS[raw.strip().lower()]
         else:
             raise InvalidFile(
-                f"{source}: {key} {_show(raw)} is not a level; allowed: 1-3, "
+                f"{source}: {key} {shown(raw)} is not a level; allowed: 1-3, "
                 "'level1'-'level3' or easy/medium/hard"
             )
     if len(set(found.values())) > 1:
@@ -442,13 +442,6 @@ def _parse_level(data: dict[str, Any], has_items: bool, has_monsters: bool, sour
     if found:
         return next(iter(found.values()))
     return 3 if has_items else 2 if has_monsters else 1
-
-
-def _show(value: Any) -> str:
-    try:
-        return json.dumps(value)[:60]
-    except (TypeError, ValueError):
-        return repr(value)[:60]
 
 
 # ---- the generator ----

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from forkingpaths.benchmarks.griddag.world import Cell, World
-from forkingpaths.core.errors import ConfigError, ForkingPathsError, InvalidFile
+from forkingpaths.core.errors import ConfigError, ForkingPathsError, InvalidFile, shown
 
 EXPLORATION_CASES: frozenset[int] = frozenset({1, 4})
 """Table 1 cases whose required action includes exploration: their errors count toward it (§4)."""
@@ -443,7 +442,7 @@ def load_score_input(data: Any, source: str) -> tuple[World, list[Cell]]:
         raise InvalidFile(f"{source}: missing field 'positions' (a list of [x, y] cells)")
     raw = data["positions"]
     if not isinstance(raw, list):
-        raise InvalidFile(f"{source}: positions: expected a list of [x, y] cells, got {_show(raw)}")
+        raise InvalidFile(f"{source}: positions: expected a list of [x, y] cells, got {shown(raw)}")
     if not raw:
         raise InvalidFile(
             f"{source}: positions is empty; it must begin with the start cell {list(world.start)}"
@@ -456,7 +455,7 @@ def load_score_input(data: Any, source: str) -> tuple[World, list[Cell]]:
             or len(entry) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)
         ):
-            raise InvalidFile(f"{where}: expected [x, y] with two integers, got {_show(entry)}")
+            raise InvalidFile(f"{where}: expected [x, y] with two integers, got {shown(entry)}")
         cell: Cell = (entry[0], entry[1])
         if cell not in world.cells:
             raise InvalidFile(f"{where}: {list(cell)} is not a traversable cell of the map")
@@ -474,11 +473,3 @@ def load_score_input(data: Any, source: str) -> tuple[World, list[Cell]]:
                 )
         positions.append(cell)
     return world, positions
-
-
-def _show(value: Any) -> str:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

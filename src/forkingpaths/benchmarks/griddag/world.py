@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from forkingpaths.core.errors import InvalidFile
+from forkingpaths.core.errors import InvalidFile, shown
 
 Cell = tuple[int, int]
 
@@ -169,7 +169,7 @@ class World:
 
 def _list(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise InvalidFile(f"{where}: expected a list, got {json.dumps(value)[:60]}")
+        raise InvalidFile(f"{where}: expected a list, got {shown(value)}")
     return value
 
 
@@ -179,9 +179,7 @@ def _cell(value: Any, where: str) -> Cell:
         or len(value) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
-        raise InvalidFile(
-            f"{where}: expected [x, y] with two integers, got {json.dumps(value)[:60]}"
-        )
+        raise InvalidFile(f"{where}: expected [x, y] with two integers, got {shown(value)}")
     return (value[0], value[1])
 
 

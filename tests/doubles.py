@@ -1,0 +1,50 @@
+"""Test doubles shared across test modules: ChatModel stand-ins and a CLI runner."""
+
+from __future__ import annotations
+
+import pytest
+
+from forkingpaths.cli import main
+from forkingpaths.models.base import Completion, Message, ModelParams, ScriptedPolicy
+
+
+class FakeChatModel:
+    """A ChatModel test double: answers `replies` in turn (cycling) and records every request."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.name = "fake/model"
+        self.replies = replies
+        self.requests: list[tuple[list[Message], ModelParams | None]] = []
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        self.requests.append((list(messages), params))
+        text = self.replies[(len(self.requests) - 1) % len(self.replies)]
+        return Completion(text=text, model=self.name, latency_s=0.25)
+
+
+class PolicyModel:
+    """Adapter: a ScriptedPolicy behind the ChatModel protocol."""
+
+    def __init__(self, policy: ScriptedPolicy) -> None:
+        self.name = "scripted/test"
+        self.policy = policy
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        return Completion(
+            text=self.policy.respond(messages, params or ModelParams()), model=self.name
+        )
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run `forkingpaths ARGS` in-process; (exit code, stdout, stderr)."""
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
