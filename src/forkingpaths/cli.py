@@ -358,7 +358,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    from rich.markup import escape
+
+    # Messages quote user input and `[row, col]` cells: never read them as markup.
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)
     sys.exit(2)
 
 

@@ -47,8 +47,10 @@ def group_table(benchmark: Benchmark, summary: dict[str, Any]) -> Table | None:
     groups = summary.get("metrics", {}).get("by_group")
     if not groups:
         return None
-    keys = ["episodes", *headline_keys(benchmark, next(iter(groups.values())))]
-    keys = list(dict.fromkeys(keys))
+    # Groups of one benchmark may report different metrics (eeb's two games): take them all.
+    keys = ["episodes"]
+    for group in groups.values():
+        keys += [k for k, v in group.items() if isinstance(v, int | float) and k not in keys]
     rows = [[name, *(g.get(k) for k in keys)] for name, g in groups.items()]
     return Table("By configuration", ["group", *keys], rows)
 

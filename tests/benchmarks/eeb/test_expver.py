@@ -639,3 +639,14 @@ def test_match2_training_levels_are_generated_apart_from_the_test_boards() -> No
     assert game_instance_params(*train[0]) == {"game": "match2", "difficulty": "easy"}
     assert game_instance_params("x", TRAIN_LEVEL) == {"game": "maze", "level": 1}
     assert game_env("maze", TRAIN_LEVEL, max_steps=7).max_steps == 7
+
+
+def test_json_objects_are_read_by_their_text_never_kept_as_raw_json() -> None:
+    entries = parse_organised_truths(
+        '[{"text": "Avoid walls near the start", "source": "lvl-1"}, {"n": 3}]',
+        ["Avoid walls near the start"],
+    )
+    assert entries == ["Avoid walls near the start"]
+    experience = parse_experience('{"strengths": [{"point": "Collected coins early"}]}')
+    assert experience is not None
+    assert experience["strengths"] == ["Collected coins early"]

@@ -192,9 +192,9 @@ class EEBBenchmark(Benchmark):
         return {"game": game, **label, **metrics}
 
     def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
-        from forkingpaths.benchmarks.eeb.match2 import aggregate_match2
-        from forkingpaths.benchmarks.eeb.maze import aggregate_maze
-
+        """Table 3's metrics per game and level (`by_group`, keyed by the tables' labels) and
+        headline success rates and scores. Rates are fractions in [0, 1] for both games, as in
+        every forkingpaths metric; the paper's tables print them as percentages."""
         maze: dict[str, list[dict[str, Any]]] = defaultdict(list)
         match2: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for record in records:
@@ -207,26 +207,44 @@ class EEBBenchmark(Benchmark):
         by_group: dict[str, Any] = {}
         if maze:
             everything = [m for group in maze.values() for m in group]
-            overall = aggregate_maze(everything)
-            out["maze_success_rate"] = round(overall["Suc.Rate"] / 100, 6)
-            out["maze_score"] = round(overall["A.Score"], 3)
-            by_group["maze-all"] = {"episodes": len(everything), **_rounded(overall)}
+            overall = _maze_table(everything)
+            out["maze_success_rate"] = overall["Suc.Rate"]
+            out["maze_score"] = overall["A.Score"]
+            by_group["maze-all"] = overall
             for name in sorted(maze):
-                by_group[f"maze-{name}"] = {
-                    "episodes": len(maze[name]),
-                    **_rounded(aggregate_maze(maze[name])),
-                }
+                by_group[f"maze-{name}"] = _maze_table(maze[name])
         if match2:
             everything = [m for group in match2.values() for m in group]
-            overall = aggregate_match2(everything)
-            out["match2_success_rate"] = overall["success_rate"]
-            out["match2_score"] = overall["avg_score"]
-            by_group["match2-all"] = _rounded(overall)
+            overall = _match2_table(everything)
+            out["match2_success_rate"] = overall["Suc.Rate"]
+            out["match2_score"] = overall["A.Score"]
+            by_group["match2-all"] = overall
             for name in MATCH2_DIFFICULTIES:
                 if name in match2:
-                    by_group[f"match2-{name}"] = _rounded(aggregate_match2(match2[name]))
+                    by_group[f"match2-{name}"] = _match2_table(match2[name])
         out["by_group"] = by_group
         return out
+
+
+# The maze aggregate prints Table 4's percentages; these become fractions like every other rate.
+_MAZE_PERCENT_KEYS = ("Suc.Rate", "A.Explor", "A.Gold")
+
+
+def _maze_table(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    from forkingpaths.benchmarks.eeb.maze import aggregate_maze
+
+    table = aggregate_maze(episodes)
+    for key in _MAZE_PERCENT_KEYS:
+        table[key] = table[key] / 100
+    return {"episodes": len(episodes), **_rounded(table)}
+
+
+def _match2_table(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    from forkingpaths.benchmarks.eeb.match2 import MATCH2_METRIC_LABELS, aggregate_match2
+
+    table = aggregate_match2(episodes)
+    labelled = {MATCH2_METRIC_LABELS.get(k, k): v for k, v in table.items()}
+    return {"episodes": len(episodes), **_rounded(labelled)}
 
 
 def _maze_id(rel: str) -> str:

@@ -463,11 +463,32 @@ def _json_values(text: str) -> list[Any]:
         position = end
 
 
+_TEXT_FIELDS = ("text", "entry", "knowledge", "point", "lesson", "content")
+
+
+def _item_text(value: Any) -> str | None:
+    """The text of one listed item: a string, or an object's text field (or its only string);
+    anything else is no item (logged by the caller), never raw JSON passed on as prose."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in _TEXT_FIELDS:
+            if isinstance(value.get(key), str):
+                return value[key]
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if len(strings) == 1:
+            return strings[0]
+    return None
+
+
 def _as_items(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
-        return [v if isinstance(v, str) else json.dumps(v) for v in value if v is not None]
+        items = [_item_text(v) for v in value if v is not None]
+        if None in items:
+            log.warning("InsightForce listed items without text; dropped them: %r", value)
+        return [i for i in items if i is not None]
     if isinstance(value, dict):
         return [f"{k}: {v}" if isinstance(v, str) else str(k) for k, v in value.items()]
     return []
@@ -586,13 +607,19 @@ def parse_organised_truths(text: str, inputs: Sequence[str]) -> list[str] | None
     An organised entry restates knowledge it was given, so an entry sharing no word of four or
     more letters with `inputs` is noise and dropped. None when no entry survives."""
     candidates: list[str] = []
+    parsed_json = False
     for value in _json_values(text):
         if isinstance(value, dict):
             value = next((v for v in value.values() if isinstance(v, list)), None)
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            candidates = list(value)
+        if isinstance(value, list):
+            parsed_json = True
+            items = [_item_text(v) for v in value]
+            if None in items:
+                log.warning("TruthWeaver listed entries without text; dropped them: %r", value)
+            candidates = [i for i in items if i is not None]
             break
-    if not candidates:
+    # An answer that was a JSON list is never re-read line by line: its lines are JSON, not prose.
+    if not candidates and not parsed_json:
         for raw in text.splitlines():
             line = raw.strip()
             if (
@@ -936,7 +963,9 @@ class ExpVerLearner(Generic[LevelT]):
                 text[:200],
             )
             return self._cap(_dedupe(merged))
-        known = {_norm(t.text): t for t in merged}
+        known: dict[str, Truth] = {}
+        for truth in merged:  # the oldest copy keeps its provenance (source, round, gain)
+            known.setdefault(_norm(truth.text), truth)
         out = [
             known.get(_norm(entry))
             or Truth(text=entry, source="truthweaver", round=self._round or None)
@@ -1027,7 +1056,8 @@ class ExpVerLearner(Generic[LevelT]):
                 truths, entry = await self._learn_from(level_id, level, truths, round_index)
                 logs.append(entry)
             candidate = list(truths)
-            if candidate == start:
+            # Unchanged knowledge needs no new evaluation (metadata alone does not count).
+            if _texts(candidate) == _texts(start):
                 evaluation, delta = current, 0.0
             else:
                 evaluation = await self.evaluate(_texts(candidate), round_index=round_index)
