@@ -105,6 +105,20 @@ class Benchmark(ABC):
 
     def __init__(self, **options: Any) -> None:
         self.options = options
+        self._instance_index: dict[str, Instance] | None = None
+
+    def instance(self, instance_id: str) -> Instance:
+        """An instance by id, whichever split lists it (indexed once per benchmark object)."""
+        if self._instance_index is None:
+            index: dict[str, Instance] = {}
+            for split in self.splits:
+                for instance in self.instances(split):
+                    index.setdefault(instance.id, instance)
+            self._instance_index = index
+        try:
+            return self._instance_index[instance_id]
+        except KeyError:
+            raise ConfigError(f"{self.name} has no instance {instance_id!r}") from None
 
     @abstractmethod
     def instances(self, split: str) -> list[Instance]:

@@ -100,7 +100,6 @@ class EEBBenchmark(Benchmark):
             raise ConfigError(f"maze_size: expected an integer >= 5 (default 9), got {size!r}")
         super().__init__(**options)
         self._levels: dict[str, Any] = {}
-        self._by_id: dict[str, Instance] | None = None
 
     # ---- instances ----
 
@@ -142,16 +141,6 @@ class EEBBenchmark(Benchmark):
             params = {"game": "match2", "difficulty": level.difficulty, "file": key}
             out.append(Instance(id=instance_id, split=split, params=params))
         return out
-
-    def instance(self, instance_id: str) -> Instance:
-        if self._by_id is None:
-            self._by_id = {
-                i.id: i for split in ("maze", "match2", "maze-train") for i in self.instances(split)
-            }
-        try:
-            return self._by_id[instance_id]
-        except KeyError:
-            raise ConfigError(f"eeb has no instance {instance_id!r}") from None
 
     def level(self, instance: Instance) -> Any:
         """The instance's MazeLevel or Match2Level (loaded once per benchmark object)."""

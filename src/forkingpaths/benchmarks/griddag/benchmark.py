@@ -87,7 +87,6 @@ class GridDagBenchmark(Benchmark):
             )
         super().__init__(**options)
         self._worlds: dict[str, World] = {}
-        self._by_id: dict[str, Instance] | None = None
 
     # ---- instances ----
 
@@ -122,14 +121,6 @@ class GridDagBenchmark(Benchmark):
                 for seed in SEMANTIC_SEEDS
             ]
         return self.select_instances(split, None)  # raises NameNotFound listing the splits
-
-    def instance(self, instance_id: str) -> Instance:
-        if self._by_id is None:
-            self._by_id = {i.id: i for split in self.splits for i in self.instances(split)}
-        try:
-            return self._by_id[instance_id]
-        except KeyError:
-            raise ConfigError(f"griddag has no instance {instance_id!r}") from None
 
     def world(self, instance: Instance) -> World:
         """The instance's World, built once per benchmark object (generation is deterministic)."""
