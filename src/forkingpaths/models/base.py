@@ -38,6 +38,19 @@ class ModelParams(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific body fields passed through unchanged."""
 
+    def request_fields(self, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
+        """The sampling fields of a chat request: temperature always, the others only when set
+        (so a server's defaults apply), max tokens under the name the API expects."""
+        fields: dict[str, Any] = {"temperature": self.temperature}
+        optional = {
+            max_tokens_field: self.max_tokens,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "reasoning_effort": self.reasoning_effort,
+        }
+        fields.update({k: v for k, v in optional.items() if v is not None})
+        return fields
+
 
 class Usage(BaseModel):
     """Token usage of one call, as the API reported it (0 where it reported nothing)."""

@@ -56,18 +56,10 @@ class LiteLLMModel(RemoteChatModel):
         kwargs: dict[str, Any] = {
             "model": self.model_name,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": params.temperature,
+            **params.request_fields(),
             "timeout": self._timeout_s,
             "num_retries": 0,
         }
-        if params.max_tokens is not None:
-            kwargs["max_tokens"] = params.max_tokens
-        if params.top_p is not None:
-            kwargs["top_p"] = params.top_p
-        if params.seed is not None:
-            kwargs["seed"] = params.seed
-        if params.reasoning_effort is not None:
-            kwargs["reasoning_effort"] = params.reasoning_effort
         if self.base_url is not None:
             kwargs["api_base"] = self.base_url
         if self._api_key is not None:

@@ -275,16 +275,8 @@ class OpenAICompatModel(RemoteChatModel):
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": params.temperature,
+            **params.request_fields(self._max_tokens_field),
         }
-        if params.max_tokens is not None:
-            body[self._max_tokens_field] = params.max_tokens
-        if params.top_p is not None:
-            body["top_p"] = params.top_p
-        if params.seed is not None:
-            body["seed"] = params.seed
-        if params.reasoning_effort is not None:
-            body["reasoning_effort"] = params.reasoning_effort
         if params.extra:
             body["extra_body"] = dict(params.extra)
         return body

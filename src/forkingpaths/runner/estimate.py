@@ -102,10 +102,8 @@ def estimate_run(
     upper_calls, upper_prompt = 0, 0
     for job, record in zip(jobs, records, strict=True):
         cap = bench.max_steps(job.instance)
-        per_step = max(
-            1.0, len([c for s in record.steps for c in s.calls]) / max(1, len(record.steps))
-        )
         episode_calls = [c.prompt_tokens for s in record.steps for c in s.calls]
+        per_step = max(1.0, len(episode_calls) / max(1, len(record.steps)))
         first = episode_calls[0] if episode_calls else 0
         slope = (
             (episode_calls[-1] - first) / (len(episode_calls) - 1)
