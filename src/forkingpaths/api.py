@@ -6,7 +6,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from forkingpaths.core.records import EpisodeRecord, ModelOptions, RunOptions, RunSpec
+from forkingpaths.core.records import (
+    EpisodeRecord,
+    ModelOptions,
+    RoleModel,
+    RunOptions,
+    RunSpec,
+)
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.models.base import ModelParams
 from forkingpaths.runner.run import RunResult, execute_run
@@ -24,6 +30,7 @@ def run(
     seed: int = 0,
     agent_options: dict[str, Any] | None = None,
     benchmark_options: dict[str, Any] | None = None,
+    roles: dict[str, str | RoleModel] | None = None,
     base_url: str | None = None,
     api_key_env: str | None = None,
     params: ModelParams | None = None,
@@ -33,6 +40,8 @@ def run(
     force_new: bool = False,
 ) -> RunResult:
     """Run (or resume) one benchmark, like `forkingpaths run`, and return its result.
+
+    `roles` maps a benchmark's model roles (`judge`...) to model ids or `RoleModel`s.
 
     >>> result = run("griddag", agent="frontier", instances=["low-easy-s0"])  # doctest: +SKIP
     >>> result.metrics["metrics"]["success_rate"]  # doctest: +SKIP
@@ -52,6 +61,10 @@ def run(
             base_url=base_url, api_key_env=api_key_env, params=params or ModelParams()
         ),
         benchmark_options=bench.options,
+        roles={
+            role: ref if isinstance(ref, RoleModel) else RoleModel(model=ref)
+            for role, ref in (roles or {}).items()
+        },
     )
     return asyncio.run(
         execute_run(

@@ -33,6 +33,36 @@ def parse_options(pairs: list[str] | None, flag: str) -> dict[str, Any]:
     return out
 
 
+def parse_roles(
+    models: list[str] | None, base_urls: list[str] | None, key_envs: list[str] | None
+) -> dict[str, Any]:
+    """`--role judge=M` (+ `--role-base-url judge=URL`, `--role-api-key-env judge=VAR`) -> roles."""
+    from forkingpaths.core.records import ModelOptions, RoleModel
+
+    def pairs(values: list[str] | None, flag: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for pair in values or []:
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise ConfigError(f"{flag} expects ROLE=VALUE, got {pair!r}")
+            out[key.strip()] = value.strip()
+        return out
+
+    chosen = pairs(models, "--role")
+    urls, envs = pairs(base_urls, "--role-base-url"), pairs(key_envs, "--role-api-key-env")
+    stray = sorted((set(urls) | set(envs)) - set(chosen))
+    if stray:
+        raise ConfigError(
+            f"endpoint given for role(s) {', '.join(stray)} without --role ROLE=MODEL"
+        )
+    return {
+        role: RoleModel(
+            model=model, options=ModelOptions(base_url=urls.get(role), api_key_env=envs.get(role))
+        )
+        for role, model in chosen.items()
+    }
+
+
 def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -95,6 +125,16 @@ def build_app() -> typer.Typer:
         ] = None,
         benchmark_option: Annotated[
             list[str] | None, typer.Option("--benchmark-option", "-b", help="benchmark KEY=VALUE")
+        ] = None,
+        role: Annotated[
+            list[str] | None,
+            typer.Option(help="model of a benchmark role, ROLE=MODEL (e.g. judge=openai/gpt-4.1)"),
+        ] = None,
+        role_base_url: Annotated[
+            list[str] | None, typer.Option(help="endpoint of a role's model, ROLE=URL")
+        ] = None,
+        role_api_key_env: Annotated[
+            list[str] | None, typer.Option(help="env var with a role model's key, ROLE=VAR")
         ] = None,
         base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
         api_key_env: Annotated[
@@ -169,6 +209,7 @@ def build_app() -> typer.Typer:
                 ),
             ),
             benchmark_options=bench.options,
+            roles=parse_roles(role, role_base_url, role_api_key_env),
         )
         from forkingpaths.runner.run import execute_run
         from forkingpaths.runner.suite import print_run_summary

@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -63,6 +64,8 @@ class QuickConfig:
     model: str | None = None
     instances: tuple[str, ...] | None = None
     agent_options: Mapping[str, Any] = field(default_factory=dict)
+    roles: Mapping[str, str] = field(default_factory=dict)
+    """Role -> model id (scripted stand-ins offline)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,9 @@ class Benchmark(ABC):
     """`module:typer_app` mounted as `forkingpaths <name> ...` (benchmark-specific commands)."""
     headline_metrics: ClassVar[tuple[str, ...]] = ()
     """Aggregate metrics shown in summary tables, in order."""
+    model_roles: ClassVar[Mapping[str, str]] = {}
+    """Models the protocol itself calls (role -> what for), e.g. a judge; the user configures
+    them with `--role ROLE=MODEL` and `run_episode` receives them in `roles`."""
 
     def __init__(self, **options: Any) -> None:
         self.options = options
@@ -173,9 +179,15 @@ class Benchmark(ABC):
         return [by_id[i] for i in ids]
 
     async def run_episode(
-        self, instance: Instance, agent: Agent, record: EpisodeRecord
+        self,
+        instance: Instance,
+        agent: Agent,
+        record: EpisodeRecord,
+        roles: Mapping[str, ChatModel] = MappingProxyType({}),
     ) -> EpisodeRecord:
-        """Play one episode into `record` (steps, outcome). Metrics are added by the runner."""
+        """Play one episode into `record` (steps, outcome). Metrics are added by the runner.
+
+        `roles` holds the configured models of `model_roles` (absent roles are missing)."""
         from forkingpaths.core.protocol import play_episode
 
         env = self.make_env(instance)

@@ -172,6 +172,17 @@ class ModelOptions(BaseModel):
     """Sampling parameters."""
 
 
+class RoleModel(BaseModel):
+    """A model a benchmark's protocol calls besides the agent's (a judge, a responder)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    """Model id (`openai/gpt-4.1`, `scripted/escape-judge`)."""
+    options: ModelOptions = Field(default_factory=ModelOptions)
+    """Endpoint and sampling parameters (temperature 0 unless set)."""
+
+
 class RunSpec(BaseModel):
     """Everything that determines a run's results. Two runs with equal specs are the same run."""
 
@@ -199,6 +210,8 @@ class RunSpec(BaseModel):
     """Endpoint and sampling parameters."""
     benchmark_options: dict[str, Any] = Field(default_factory=dict)
     """Benchmark options (step budget overrides...)."""
+    roles: dict[str, RoleModel] = Field(default_factory=dict)
+    """Models for the benchmark's protocol roles (`judge`...), see `Benchmark.model_roles`."""
 
     def differing_fields(self, other: RunSpec) -> list[str]:
         """Names of the fields (dotted for nested ones) whose values differ."""

@@ -47,7 +47,8 @@ class EpisodeContext:
             benchmark = make_benchmark(self.spec.benchmark, **self.spec.benchmark_options)
         meter = meter or UsageMeter()
         model = build_model(self.spec, self.options, meter)
-        return EpisodeRunner(self.run_id, self.spec, benchmark, model, meter)
+        roles = build_role_models(self.spec, self.options, meter)
+        return EpisodeRunner(self.run_id, self.spec, benchmark, model, meter, roles)
 
 
 def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatModel | None:
@@ -60,6 +61,21 @@ def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatMo
     return RunParamsModel(model, spec.model_options.params)
 
 
+def build_role_models(
+    spec: RunSpec, options: RunOptions, meter: UsageMeter
+) -> dict[str, ChatModel]:
+    """The protocol's role models (judge...), sharing the run's cache, limits and meter."""
+    if not spec.roles:
+        return {}
+    from forkingpaths.models.factory import ModelRuntime, RunParamsModel, make_model
+
+    runtime = ModelRuntime.from_run_options(options, meter)
+    return {
+        role: RunParamsModel(make_model(ref.model, ref.options, runtime), ref.options.params)
+        for role, ref in spec.roles.items()
+    }
+
+
 class EpisodeRunner:
     """Builds an agent per episode and plays it; one instance per process, shared model."""
 
@@ -70,6 +86,7 @@ class EpisodeRunner:
         benchmark: Benchmark,
         model: ChatModel | None,
         meter: UsageMeter,
+        roles: dict[str, ChatModel] | None = None,
     ) -> None:
         self.run_id, self.spec, self.benchmark, self.model, self.meter = (
             run_id,
@@ -78,6 +95,7 @@ class EpisodeRunner:
             model,
             meter,
         )
+        self.roles = roles or {}
         self.in_flight: dict[tuple[str, int], EpisodeRecord] = {}
 
     async def __call__(self, job: EpisodeJob) -> EpisodeRecord:
@@ -98,7 +116,7 @@ class EpisodeRunner:
         try:
             agent = self.benchmark.make_agent(spec.agent, self.model, spec.agent_options)
             agent.reset(job.instance, job.seed)
-            await self.benchmark.run_episode(job.instance, agent, record)
+            await self.benchmark.run_episode(job.instance, agent, record, self.roles)
             record.agent_state = agent.state()
         except ModelError as exc:
             record.status, record.error = "error", f"ModelError: {exc}"

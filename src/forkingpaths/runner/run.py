@@ -64,10 +64,19 @@ def validate_spec(spec: RunSpec, benchmark: Benchmark) -> None:
         )
     if spec.trials < 1:
         raise ConfigError(f"--trials must be >= 1, got {spec.trials}")
-    if spec.model is not None:
-        from forkingpaths.models.factory import check_model_access
+    unknown = sorted(set(spec.roles) - set(benchmark.model_roles))
+    if unknown:
+        offered = ", ".join(f"{r} ({d})" for r, d in benchmark.model_roles.items())
+        raise ConfigError(
+            f"--role {', '.join(unknown)}: {benchmark.name} has no such model role; "
+            f"its roles: {offered or '(none)'}"
+        )
+    from forkingpaths.models.factory import check_model_access
 
+    if spec.model is not None:
         check_model_access(spec.model, spec.model_options)
+    for ref in spec.roles.values():
+        check_model_access(ref.model, ref.options)
 
 
 def plan_jobs(spec: RunSpec, benchmark: Benchmark) -> list[EpisodeJob]:
@@ -187,7 +196,8 @@ async def execute_run(
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
             if runner is not None:
-                await _close_model(runner.model)
+                for model in (runner.model, *runner.roles.values()):
+                    await _close_model(model)
 
     if budget_hit:
         log.warning(

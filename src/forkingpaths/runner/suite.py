@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 
 from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import NameNotFound
-from forkingpaths.core.records import RunOptions, RunSpec
+from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
 from forkingpaths.report.tables import format_value
 
@@ -33,6 +33,7 @@ def quick_specs() -> list[RunSpec]:
                     agent=quick.agent,
                     agent_options=dict(quick.agent_options),
                     model=quick.model,
+                    roles={r: RoleModel(model=m) for r, m in quick.roles.items()},
                 )
             )
     return specs

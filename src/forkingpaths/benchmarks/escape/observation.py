@@ -1,0 +1,115 @@
+"""The observation an escape agent reads: Prompt 2 (base user prompt) and Prompt 3 (diversity)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from string import Template
+from typing import Any
+
+WORKING_MEMORY = 10
+"""Steps of recent history shown to the agent (§3.3: working memory restricted to 10 steps)."""
+
+# Prompt 2 of the paper in our own words: same sections, order, rules and output slot.
+OBSERVATION_TEMPLATE = Template(
+    """$history
+YOUR OBJECTIVE: $objective
+
+Now you need to act on [Step $step]
+Your current position is: $scene.
+
+$scene_description
+
+$possible_actions
+
+$tools_in_bag
+
+NOTE:
+- A move must name exactly one of the scenes listed below.
+- Do not add descriptions such as ": It leads to ..." to the move.
+- Valid scene names: $valid_scene_names
+- Example: move($example_scene)
+
+EXPLORATION RULES:
+- When an action fails and nothing changes, do not repeat it.
+- When the environment answers with something meaningful, stay on that target and try
+  another tool or approach.
+- When the environment answers that nothing happens, drop that exact action.
+- Avoid repeating the same tool on the same target.
+- Vary your strategy: other tools, crafting, other objects or another scene.
+
+Aim for creative exploration, not identical retries.
+$diversity
+Your Response:
+"""
+)
+
+# Prompt 3 of the paper in our own words.
+DIVERSITY_TEMPLATE = Template(
+    """
+DIVERSITY CONSTRAINT (VERY IMPORTANT):
+- This is one of several trials; each trial must reach the goal by a DIFFERENT solution.
+- You must NOT finish the game with any of these forbidden finish actions:
+$actions
+- If one of them looks like the solution, deliberately look for another way.
+"""
+)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One remembered step: what was done, what came back, and (for agents) why."""
+
+    step: int
+    action: str
+    response: str
+    thought: str = ""
+
+
+def render_history(entries: Sequence[HistoryEntry]) -> str:
+    """Recent history block; responses appear without an Observation label (App. D.1)."""
+    if not entries:
+        return "Recent history: (none yet)\n"
+    lines = ["Recent history:"]
+    for entry in entries[-WORKING_MEMORY:]:
+        lines.append(f"[Step {entry.step}]")
+        if entry.thought:
+            lines.append(f"Thought: {entry.thought}")
+        lines.append(f"Action: {entry.action}")
+        lines.append(entry.response)
+    return "\n".join(lines) + "\n"
+
+
+def render_diversity_constraint(forbidden: Sequence[str]) -> str:
+    """Prompt 3 for the given forbidden finish actions; empty when there are none."""
+    if not forbidden:
+        return ""
+    return DIVERSITY_TEMPLATE.substitute(actions="\n".join(f"  * {a}" for a in forbidden))
+
+
+def history_from_data(data: Mapping[str, Any]) -> list[HistoryEntry]:
+    """The env's own history (actions and responses, no thoughts) from `Observation.data`."""
+    return [
+        HistoryEntry(step=h["step"], action=h["action"], response=h["response"])
+        for h in data.get("history", [])
+    ]
+
+
+def render_observation(
+    data: Mapping[str, Any], history: Sequence[HistoryEntry] | None = None
+) -> str:
+    """Prompt 2 rendered from `Observation.data`; agents that remember their thoughts pass their
+    own `history` so the prompt shows Thought/Action/response triples."""
+    names = list(data.get("valid_scene_names", []))
+    return OBSERVATION_TEMPLATE.substitute(
+        history=render_history(history if history is not None else history_from_data(data)),
+        objective=data["objective"],
+        step=data["step"],
+        scene=data["scene"],
+        scene_description=data["scene_description"],
+        possible_actions=data["possible_actions"],
+        tools_in_bag=data["tools_in_bag"],
+        valid_scene_names=", ".join(names) if names else "(none)",
+        example_scene=names[0] if names else "scene name",
+        diversity=render_diversity_constraint(data.get("forbidden", [])),
+    )
