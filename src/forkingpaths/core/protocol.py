@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 from forkingpaths.core.agent import Agent
-from forkingpaths.core.env import Env
+from forkingpaths.core.env import Env, Observation
 from forkingpaths.core.records import EpisodeRecord, StepRecord
 
 
-async def play_episode(env: Env, agent: Agent, record: EpisodeRecord, *, max_steps: int) -> None:
-    """Run one episode into `record`. Exceptions from the agent (model outages) propagate with
-    the steps taken so far kept in the record."""
-    observation = env.reset(seed=record.seed)
-    record.initial_observation = observation.text
-    record.initial_info = dict(observation.data)
-    for index in range(max_steps):
+async def play_episode(
+    env: Env,
+    agent: Agent,
+    record: EpisodeRecord,
+    *,
+    max_steps: int,
+    seed: int | None = None,
+) -> Observation:
+    """Run one episode into `record` and return the last observation. Exceptions from the agent
+    (model outages) propagate with the steps taken so far kept in the record.
+
+    Protocols with several plays per record (MUTATE's attempts) call it once per play: steps are
+    numbered on from those already recorded and the first play's reset is the record's initial
+    observation."""
+    observation = env.reset(seed=record.seed if seed is None else seed)
+    if not record.steps and not record.initial_observation:
+        record.initial_observation = observation.text
+        record.initial_info = dict(observation.data)
+    first = len(record.steps)
+    for index in range(first, first + max_steps):
         decision = await agent.act(observation)
         result = env.step(decision.action)
         record.steps.append(
@@ -35,3 +48,4 @@ async def play_episode(env: Env, agent: Agent, record: EpisodeRecord, *, max_ste
         if result.done:
             break
     record.outcome = {**record.outcome, **observation.data.get("outcome", {})}
+    return observation

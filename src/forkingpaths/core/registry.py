@@ -19,6 +19,8 @@ BUILTIN_BENCHMARKS: Mapping[str, str] = MappingProxyType(
     {
         "griddag-v1": "forkingpaths.benchmarks.griddag.benchmark:GridDagBenchmark",
         "eeb-v1": "forkingpaths.benchmarks.eeb.benchmark:EEBBenchmark",
+        "escape-v1": "forkingpaths.benchmarks.escape.benchmark:EscapeBenchmark",
+        "aut-v1": "forkingpaths.benchmarks.escape.aut:AUTBenchmark",
     }
 )
 

@@ -1,0 +1,72 @@
+"""Human play of a MUTATE scenario in the terminal, under the agents' protocol (App. C.1)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.rule import Rule
+
+from forkingpaths.core.agent import Decision
+from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.env import Observation
+from forkingpaths.core.errors import ConfigError, ForkingPathsError
+from forkingpaths.models.base import ChatModel
+
+PROMPT = "action> "
+HINTS = (
+    "Type one action per turn: click(x), apply(tool, item), input(text, item), "
+    "craft(base, ingredient) or move(scene). Optionally add your reason after ' -- ' "
+    "(it is recorded as the Thought)."
+)
+
+
+class HumanInputEnded(ForkingPathsError):
+    """The person closed the input (end of file) before the scenario ended."""
+
+
+class HumanAgent:
+    """Shows each observation (the same text a model reads, Prompt 2) and sends what the person
+    types as the action; `action -- reason` records the reason as the step's Thought."""
+
+    def __init__(
+        self, input_fn: Callable[[str], str] | None = None, console: Console | None = None
+    ) -> None:
+        self.input_fn = input_fn or input
+        self.console = console or Console()
+        self.attempt = 0
+
+    def reset(self, instance: Instance, seed: int) -> None:
+        self.attempt += 1
+        self.console.print(Rule(f"{instance.id}: attempt {self.attempt}"))
+        self.console.print(HINTS, markup=False, highlight=False)
+
+    async def act(self, observation: Observation) -> Decision:
+        self.console.print(Rule(f"step {observation.data.get('step')}", style="dim"))
+        self.console.print(observation.text, markup=False, highlight=False)
+        # input() blocks; a thread keeps the event loop running.
+        line = await asyncio.to_thread(self._read)
+        action, _, thought = line.partition(" -- ")
+        return Decision(action=action.strip(), thought=thought.strip())
+
+    def _read(self) -> str:
+        try:
+            return self.input_fn(PROMPT)
+        except (EOFError, StopIteration):
+            raise HumanInputEnded("input ended before the scenario did") from None
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+
+def make_human(
+    benchmark: Benchmark | None = None,
+    model: ChatModel | None = None,
+    input_fn: Callable[[str], str] | None = None,
+) -> HumanAgent:
+    """Factory of the `human` agent; `input_fn(prompt) -> line` replaces `input` (tests)."""
+    if input_fn is not None and not callable(input_fn):
+        raise ConfigError(f"input_fn: got {input_fn!r}; allowed values: a callable or none")
+    return HumanAgent(input_fn=input_fn)

@@ -1,0 +1,208 @@
+"""One MUTATE attempt as an Env: step budget, meaningless-action stop, forbidden finish actions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from forkingpaths.benchmarks.escape.engine import ActionResult, EscapeGame, action_key
+from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
+from forkingpaths.benchmarks.escape.observation import WORKING_MEMORY, render_observation
+from forkingpaths.core.env import Env, Observation, Step
+from forkingpaths.core.errors import ResetNeeded
+
+DEFAULT_ATTEMPTS = 4
+"""Attempts per scenario (§3.3)."""
+DEFAULT_MAX_STEPS = 50
+"""Step budget of one attempt. The paper does not state it; 50 keeps the Avg Step figures of
+Table 1 (25-36) well inside the budget."""
+DEFAULT_MEANINGLESS_LIMIT = 20
+"""Consecutive meaningless steps that end an attempt (§3.3)."""
+JUDGED_KINDS = frozenset({"apply", "craft", "input"})
+"""Action kinds Metric 2 scores when they do not complete a path (§3.1)."""
+
+
+class EscapeEnv(Env):
+    """One attempt of a MUTATE scenario (mutate-redna.txt §3.1, §3.3, Prompts 2-3).
+
+    Rules:
+    - The game restarts from `initial` (a snapshot of the scenario's start) at every reset.
+    - `forbidden` finish actions (those of paths found in earlier attempts) are listed in the
+      prompt (Prompt 3) and refused by the engine with feedback, changing nothing.
+    - A path is discovered when its finish action succeeds with its phase's marker in the reward
+      (`CHECKPOINT!` for phase 1 of two-phase scenarios, `GAME END!` for the last phase); an
+      attempt credits at most one path per phase, the first one completed in it.
+    - The attempt ends (terminated) at `GAME END!`; it is truncated at `max_steps` steps, or after
+      `meaningless_limit` consecutive meaningless steps. A step is meaningless when the action is
+      invalid (unparsable, names nothing present, refused), or when it changes nothing in the
+      world (item, tool and scene states, visibility, the bag; the agent's position excluded),
+      enters no scene not yet visited in this attempt, and returns a response already returned
+      in this attempt: no state change and nothing new learned.
+    - The observation shows the last `WORKING_MEMORY` (10) steps of history.
+
+    Version history: v1 (escape-v1) as above.
+    """
+
+    def __init__(
+        self,
+        game: EscapeGame,
+        meta: ScenarioMeta | None,
+        *,
+        initial: Any,
+        attempt: int = 0,
+        forbidden: Sequence[str] = (),
+        max_steps: int = DEFAULT_MAX_STEPS,
+        meaningless_limit: int = DEFAULT_MEANINGLESS_LIMIT,
+    ) -> None:
+        self.game = game
+        self.meta = meta
+        self.initial = initial
+        self.attempt = attempt
+        self.forbidden = list(forbidden)
+        self._forbidden_keys = frozenset(k for k in map(action_key, self.forbidden) if k)
+        self.max_steps = max_steps
+        self.meaningless_limit = meaningless_limit
+        self._ready = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> Observation:
+        self.game.restore(self.initial)
+        self.t = 0
+        self.history: list[dict[str, Any]] = []
+        self.responses: set[str] = set()
+        self.visited = {self.game.scene}
+        self.meaningless_run = 0
+        self.n_meaningless = 0
+        self.n_invalid = 0
+        self.phase = 1
+        self.paths: list[str] = []
+        self.checkpoints = 0
+        self.stop: str | None = None
+        self._ready = True
+        return self._observe(None)
+
+    def step(self, action: str) -> Step:
+        if not self._ready or self.stop is not None:
+            raise ResetNeeded("EscapeEnv.step called before reset() or after the attempt ended")
+        before = self._context()
+        fingerprint = self.game.fingerprint()
+        result = self.game.step(action, forbidden=self._forbidden_keys)
+        self.t += 1
+        moved_new = self.game.scene not in self.visited
+        self.visited.add(self.game.scene)
+        changed = result.changed or self.game.fingerprint() != fingerprint
+        new_response = result.response not in self.responses
+        self.responses.add(result.response)
+        meaningless = not result.valid or not (changed or moved_new or new_response)
+        self.meaningless_run = self.meaningless_run + 1 if meaningless else 0
+        self.n_meaningless += meaningless
+        self.n_invalid += not result.valid
+        path = self._credit(result)
+        if result.checkpoint:
+            self.checkpoints += 1
+            self.phase += 1
+        self.history.append({"step": self.t, "action": action.strip(), "response": result.response})
+        terminated = result.game_end
+        truncated = False
+        if terminated:
+            self.stop = "goal"
+        elif self.t >= self.max_steps:
+            self.stop, truncated = "budget", True
+        elif self.meaningless_run >= self.meaningless_limit:
+            self.stop, truncated = "meaningless", True
+        info: dict[str, Any] = {
+            "valid": result.valid,
+            "attempt": self.attempt,
+            "t": self.t,
+            "canonical": result.action,
+            "kind": result.kind,
+            "target": result.target,
+            "success": result.success,
+            "changed": changed,
+            "meaningless": meaningless,
+            "forbidden": result.forbidden,
+            "checkpoint": result.checkpoint,
+            "game_end": result.game_end,
+            "path": path,
+            "phase": self.phase - 1 if result.checkpoint else self.phase,
+            "scene": self.game.scene,
+            "bag": list(self.game.bag),
+        }
+        if result.kind in JUDGED_KINDS and path is None:
+            # What Metric 2's judge reads besides the step itself (App. C.2).
+            info.update(before)
+        if self.stop is not None:
+            info["stop"] = self.stop
+        return Step(self._observe(result), 0.0 if path is None else 1.0, terminated, truncated, info)
+
+    def _credit(self, result: ActionResult) -> str | None:
+        """The path this step completes, if it is one (first per phase and attempt)."""
+        if not (result.success and (result.checkpoint or result.game_end)):
+            return None
+        if self.meta is None:
+            return None
+        key = action_key(result.action or "")
+        spec = self.meta.path_by_finish_key(key) if key else None
+        if spec is None or spec.phase != self.phase:
+            return None
+        if any(p.startswith(f"P{spec.phase}_") for p in self.paths):
+            return None
+        self.paths.append(spec.id)
+        return spec.id
+
+    def _context(self) -> dict[str, Any]:
+        return {
+            "scene_description": self.game.describe_scene(),
+            "bag_before": list(self.game.bag),
+            "history": self.history[-WORKING_MEMORY:],
+        }
+
+    def _observe(self, last: ActionResult | None) -> Observation:
+        game = self.game
+        data: dict[str, Any] = {
+            "scenario": game.scenario.id,
+            "objective": game.objective,
+            "attempt": self.attempt,
+            "step": self.t + 1,
+            "phase": self.phase,
+            "scene": game.scene,
+            "scene_description": game.describe_scene(),
+            "possible_actions": game.possible_actions(),
+            "tools_in_bag": game.tools_in_bag(),
+            "items": game.interactable_items(),
+            "scene_tools": game.scene_tools(),
+            "moves": [{"label": label, "scene": scene} for label, scene in game.moves()],
+            "valid_scene_names": game.valid_scene_names(),
+            "bag": [{"name": name, "desc": desc} for name, desc in game.bag_tools()],
+            "forbidden": list(self.forbidden),
+            "history": self.history[-WORKING_MEMORY:],
+            "last": None
+            if last is None
+            else {
+                "action": self.history[-1]["action"],
+                "canonical": last.action,
+                "kind": last.kind,
+                "target": last.target,
+                "valid": last.valid,
+                "success": last.success,
+                "response": last.response,
+                "collected": list(last.collected),
+            },
+        }
+        if self.stop is not None:
+            data["outcome"] = self.outcome()
+        return Observation(render_observation(data), data)
+
+    def outcome(self) -> dict[str, Any]:
+        """How the attempt ended."""
+        return {
+            "attempt": self.attempt,
+            "paths": list(self.paths),
+            "checkpoints": self.checkpoints,
+            "game_end": self.stop == "goal",
+            "stop": self.stop,
+            "steps": self.t,
+            "meaningless": self.n_meaningless,
+            "invalid": self.n_invalid,
+        }
