@@ -50,7 +50,12 @@ def record_for(b: EscapeBenchmark) -> EpisodeRecord:
     )
 
 
-A = ["move(Go to the alcove)", "click(crowbar)", "move(Back to the cell)", "apply(crowbar, cell door)"]
+A = [
+    "move(Go to the alcove)",
+    "click(crowbar)",
+    "move(Back to the cell)",
+    "apply(crowbar, cell door)",
+]
 B = ["click(note)", "input(4321, cell door)"]
 
 
@@ -209,4 +214,3 @@ def test_unknown_role_is_refused(tmp_path: Path) -> None:
 def test_bad_benchmark_options_are_refused(options: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         EscapeBenchmark(**options)
-

@@ -411,9 +411,7 @@ def momentum(records: list[EpisodeRecord]) -> dict[str, Any]:
             judged += 1
             for criterion in CRITERIA:
                 scores[criterion].append(float(verdict[criterion]))
-    out: dict[str, Any] = {
-        c: (statistics.fmean(v) if v else None) for c, v in scores.items()
-    }
+    out: dict[str, Any] = {c: (statistics.fmean(v) if v else None) for c, v in scores.items()}
     out["judged_steps"] = judged
     out["judge_missing"] = missing
     return out

@@ -134,7 +134,8 @@ class EscapeEnv(Env):
             info.update(before)
         if self.stop is not None:
             info["stop"] = self.stop
-        return Step(self._observe(result), 0.0 if path is None else 1.0, terminated, truncated, info)
+        reward = 0.0 if path is None else 1.0
+        return Step(self._observe(result), reward, terminated, truncated, info)
 
     def _credit(self, result: ActionResult) -> str | None:
         """The path this step completes, if it is one (first per phase and attempt)."""

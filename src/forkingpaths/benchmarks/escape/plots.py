@@ -31,9 +31,7 @@ def path_table_plot(records: list[EpisodeRecord], out_dir: Path) -> PlotArtifact
             if column not in totals[scenario]:
                 continue
             found = column in rows[scenario]
-            ax.add_patch(
-                _cell(x, y, "#2ca02c" if found else "#f2f2f2", "O" if found else "X", ax)
-            )
+            ax.add_patch(_cell(x, y, "#2ca02c" if found else "#f2f2f2", "O" if found else "X", ax))
     ax.set_xlim(-0.5, len(columns) - 0.5)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xticks(range(len(columns)), columns, rotation=45, ha="right")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from forkingpaths.benchmarks.escape.engine import EscapeGame, action_key
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from forkingpaths.core.benchmark import Instance
     from forkingpaths.models.base import ChatModel
 
+_ORDER = MappingProxyType({"click": 0, "apply": 1, "craft": 2})
+"""Systematic agent's order of action kinds (collecting a tool counts as the earliest click)."""
 NO_MOVE = "wait()"
 """What a reference agent sends when it has nothing left to try (the env refuses it)."""
 
@@ -95,8 +98,6 @@ class SystematicAgent(_ShadowAgent):
     then crafts) before moving on, to the least-visited neighbouring scene. Inputs are never
     guessed. The floor a model must beat: coverage without reasoning."""
 
-    ORDER = {"click": 0, "apply": 1, "craft": 2}
-
     def reset(self, instance: Instance, seed: int) -> None:
         super().reset(instance, seed)
         self.tried: set[tuple[str, Any]] = set()
@@ -115,9 +116,7 @@ class SystematicAgent(_ShadowAgent):
         if fresh:
             tools = set(self.game.scene_tools())
             fresh.sort(
-                key=lambda a: (
-                    self.ORDER[a.split("(", 1)[0]] + (0 if _arg(a) in tools else 0.5),
-                )
+                key=lambda a: (_ORDER[a.split("(", 1)[0]] + (0 if _arg(a) in tools else 0.5),)
             )
             choice = fresh[0]
             self.tried.add((action_key(choice), world))
