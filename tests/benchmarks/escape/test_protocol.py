@@ -13,6 +13,7 @@ from forkingpaths.core.agent import Decision
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunOptions
+from forkingpaths.models.factory import ModelRuntime
 
 CELL = Path(__file__).parent / "fixtures" / "cell"
 
@@ -129,7 +130,7 @@ async def test_judge_scores_off_path_apply_craft_input_steps() -> None:
     b = bench(attempts=1)
     record = record_for(b)
     actions = ["click(spoon)", "apply(spoon, cell door)", "input(1234, cell door)", *B]
-    judge = ScriptedModel("scripted/escape-judge", DivergenceJudgePolicy())
+    judge = ScriptedModel("scripted/escape-judge", DivergenceJudgePolicy(), ModelRuntime())
     await b.run_episode(cell_instance(b), ScriptAgent([actions]), record, {"judge": judge})  # type: ignore[arg-type]
     judged = [s for s in record.steps if "judge" in s.info]
     assert [s.action for s in judged] == ["apply(spoon, cell door)", "input(1234, cell door)"]
@@ -146,7 +147,7 @@ async def test_judge_answers_that_are_not_scores_are_recorded_missing() -> None:
     b = bench(attempts=1)
     record = record_for(b)
     actions = ["click(spoon)", "apply(spoon, cell door)", *B]
-    judge = ScriptedModel("scripted/garbage", GarbagePolicy())
+    judge = ScriptedModel("scripted/garbage", GarbagePolicy(), ModelRuntime())
     await b.run_episode(cell_instance(b), ScriptAgent([actions]), record, {"judge": judge})  # type: ignore[arg-type]
     step = next(s for s in record.steps if "judge" in s.info)
     assert "missing" in step.info["judge"]
