@@ -1,0 +1,1 @@
+"""MUTATE agents: Base, Self-Refine, EscapeAgent, ReDNA, R-only, reference, human, scripted."""
