@@ -1,0 +1,855 @@
+"""The escape-room engine: one scenario's world state and its rules (contract §2, App. E.1).
+
+`EscapeGame` plays one `Scenario`. Definitions are immutable and shared; the mutable state is a
+handful of flat lists of ints and bools (one entry per item, tool, scene or transition), so
+`snapshot()` / `restore()` copy a few small lists and two games from one scenario never share
+state. Agent input never raises: unparsable text, unknown, absent, invisible or non-interactable
+names all come back as an `ActionResult` with `valid=False` and a response saying so.
+
+Choices the contract leaves open: a transition that fired is spent (its waits stay satisfied)
+until its item re-enters that state through `change_state`, which re-arms the state's
+transitions; when several transitions of a state match an apply or input, the first in file
+order takes it; real transitions take precedence over feedback transitions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Collection, Hashable
+from dataclasses import dataclass
+from typing import Literal
+
+from forkingpaths.benchmarks.escape.schema import Item, Scenario, Transition, fold, tidy
+
+ActionKind = Literal["click", "apply", "input", "craft", "move"]
+
+ARITY: dict[str, int] = {"click": 1, "apply": 2, "input": 2, "craft": 2, "move": 1}
+
+BAG = -1
+"""Tool location: in the agent's bag (a location >= 0 is a scene index)."""
+GONE = -2
+"""Tool location: used up."""
+
+GAME_END = "GAME END!"
+CHECKPOINT = "CHECKPOINT!"
+
+UNRECOGNISED = (
+    "Unrecognised action {text}. Use click(x), apply(tool, item), input(text, item), "
+    "craft(base, ingredient) or move(scene)."
+)
+BLOCKED = (
+    "That finish action is blocked in this attempt: it completed a path in an earlier attempt. "
+    "Try a different approach."
+)
+NOTHING = "Nothing happens."
+
+
+# ---- action text ----
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    """An action as the agent wrote it: kind and raw (trimmed, unquoted) arguments."""
+
+    kind: ActionKind
+    args: tuple[str, ...]
+
+
+_HEAD = re.compile(r"\s*(?:action\s*:\s*)?[`'\"]*\s*([A-Za-z_]+)\s*\(", re.IGNORECASE)
+_QUOTES = "'\"`"
+
+
+def parse_action(text: str) -> ParsedAction | None:
+    """`kind(a, b)` from agent text (optional `Action:`, surrounding backticks or quotes, any
+    spacing, quoted arguments; text after the closing parenthesis ignored); None when the text
+    is no action of the grammar or has the wrong number of arguments."""
+    if not isinstance(text, str):
+        return None
+    match = _HEAD.match(text)
+    if match is None:
+        return None
+    kind = match.group(1).lower()
+    arity = ARITY.get(kind)
+    if arity is None:
+        return None
+    args = _split_args(text, match.end())
+    if args is None or len(args) != arity:
+        return None
+    for i, arg in enumerate(args):
+        if not arg and not (kind == "input" and i == 0):
+            return None
+    return ParsedAction(kind, tuple(args))  # type: ignore[arg-type]
+
+
+def _split_args(text: str, i: int) -> list[str] | None:
+    """Arguments after an opening parenthesis up to the matching closing one."""
+    n = len(text)
+    args: list[str] = []
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            return None
+        quote = text[i]
+        end = -1
+        if quote in _QUOTES:
+            j = i + 1
+            while True:
+                j = text.find(quote, j)
+                if j < 0:
+                    break
+                k = j + 1
+                while k < n and text[k].isspace():
+                    k += 1
+                if k < n and text[k] in ",)":
+                    end = k
+                    args.append(text[i + 1 : j].strip())
+                    break
+                j += 1
+        if end < 0:
+            depth = 0
+            j = i
+            while j < n:
+                ch = text[j]
+                if ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif ch == "," and depth == 0:
+                    break
+                j += 1
+            if j >= n:
+                return None
+            args.append(tidy(text[i:j]))
+            end = j
+        if text[end] == ")":
+            return args
+        i = end + 1
+
+
+def _quote(value: str) -> str:
+    """An input string as canonical text writes it: quoted when it would not re-parse bare."""
+    if value and not any(ch in value for ch in ",()'\"`") and value == value.strip():
+        return value
+    return '"' + value + '"' if '"' not in value else "'" + value + "'"
+
+
+def format_action(kind: str, args: tuple[str, ...] | list[str]) -> str:
+    """`kind(a, b)`, the input string quoted where needed."""
+    if kind == "input":
+        return f"input({_quote(args[0])}, {args[1]})"
+    return f"{kind}({', '.join(args)})"
+
+
+def action_key(text: str) -> str | None:
+    """A comparison key for an action: canonical form with names lowercased (input strings
+    kept as typed, trimmed); None when `text` is no action."""
+    parsed = parse_action(text)
+    if parsed is None:
+        return None
+    return _key(parsed.kind, parsed.args)
+
+
+def _key(kind: str, args: tuple[str, ...] | list[str]) -> str:
+    if kind == "input":
+        return format_action(kind, (args[0].strip(), fold(args[1])))
+    return format_action(kind, tuple(fold(a) for a in args))
+
+
+# ---- results ----
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What one `EscapeGame.step` did."""
+
+    action: str | None
+    """Canonical text (names spelt as in the scenario, moves as the destination scene); None
+    when the text was no action."""
+    kind: ActionKind | None
+    target: str | None
+    """The item acted on (click/apply/input; the tool for a collecting click), the base tool
+    (craft); None otherwise."""
+    valid: bool
+    """The action named things that exist here and now (an unsuccessful valid action is a
+    try that did nothing)."""
+    success: bool
+    """Something happened: a transition fired or progressed, a tool was collected or crafted,
+    a move was made."""
+    response: str
+    checkpoint: bool = False
+    """A fired reward carried `CHECKPOINT!` (end of a phase)."""
+    game_end: bool = False
+    """A fired reward carried `GAME END!`; the game is over."""
+    forbidden: bool = False
+    """Refused before execution: a forbidden finish action of this attempt."""
+    collected: tuple[str, ...] = ()
+    """Tools that entered the bag at this step."""
+    changed: bool = False
+    """The world state (position excluded) changed."""
+
+
+def _invalid(action: str | None, kind: ActionKind | None, response: str) -> ActionResult:
+    return ActionResult(action, kind, None, False, False, response)
+
+
+# ---- the game ----
+
+
+class EscapeGame:
+    """One playthrough of a `Scenario` (rules: `docs/dev/escape-engine.md` §2)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        crafting: Literal["ordered", "unordered"] = "ordered",
+    ) -> None:
+        if crafting not in ("ordered", "unordered"):
+            raise ValueError(f"crafting must be 'ordered' or 'unordered', got {crafting!r}")
+        self._s = scenario
+        self._unordered = crafting == "unordered"
+        self._scene = 0
+        self._over = False
+        self._item_state = [0] * len(scenario.items)
+        self._item_vis = [item.visible for item in scenario.items]
+        self._item_int = [item.interactable for item in scenario.items]
+        self._sat = [0] * scenario.n_transitions
+        self._tool_state = [0] * len(scenario.tools)
+        self._tool_vis = [tool.visible for tool in scenario.tools]
+        self._tool_loc = [tool.scene for tool in scenario.tools]
+        self._tool_applied = [0] * len(scenario.tools)
+        self._tool_waited = [0] * len(scenario.tools)
+        self._scene_vis = [scene.visible for scene in scenario.scenes]
+        self._bag: list[int] = []
+        self._changed = False
+
+    # ---- properties ----
+
+    @property
+    def scenario(self) -> Scenario:
+        return self._s
+
+    @property
+    def objective(self) -> str:
+        return self._s.objective
+
+    @property
+    def scene(self) -> str:
+        """Name of the current scene."""
+        return self._s.scenes[self._scene].name
+
+    @property
+    def bag(self) -> list[str]:
+        """Tool names in the bag, in collection order."""
+        tools = self._s.tools
+        return [tools[t].name for t in self._bag]
+
+    @property
+    def game_over(self) -> bool:
+        return self._over
+
+    # ---- state ----
+
+    def snapshot(self) -> tuple[object, ...]:
+        """An opaque copy of the whole mutable state (definitions are shared, not copied)."""
+        return (
+            self._scene,
+            self._over,
+            self._item_state[:],
+            self._item_vis[:],
+            self._item_int[:],
+            self._sat[:],
+            self._tool_state[:],
+            self._tool_vis[:],
+            self._tool_loc[:],
+            self._tool_applied[:],
+            self._tool_waited[:],
+            self._scene_vis[:],
+            self._bag[:],
+        )
+
+    def restore(self, snap: tuple[object, ...]) -> None:
+        """Put back a `snapshot()` of a game of the same scenario (the snapshot stays usable)."""
+        (
+            self._scene,
+            self._over,
+            item_state,
+            item_vis,
+            item_int,
+            sat,
+            tool_state,
+            tool_vis,
+            tool_loc,
+            tool_applied,
+            tool_waited,
+            scene_vis,
+            bag,
+        ) = snap  # type: ignore[assignment]
+        self._item_state = item_state[:]  # type: ignore[index]
+        self._item_vis = item_vis[:]  # type: ignore[index]
+        self._item_int = item_int[:]  # type: ignore[index]
+        self._sat = sat[:]  # type: ignore[index]
+        self._tool_state = tool_state[:]  # type: ignore[index]
+        self._tool_vis = tool_vis[:]  # type: ignore[index]
+        self._tool_loc = tool_loc[:]  # type: ignore[index]
+        self._tool_applied = tool_applied[:]  # type: ignore[index]
+        self._tool_waited = tool_waited[:]  # type: ignore[index]
+        self._scene_vis = scene_vis[:]  # type: ignore[index]
+        self._bag = bag[:]  # type: ignore[index]
+
+    def fingerprint(self) -> Hashable:
+        """The world state without the current scene: equal fingerprints, equal worlds."""
+        return (
+            tuple(self._item_state),
+            tuple(self._item_vis),
+            tuple(self._item_int),
+            tuple(self._sat),
+            tuple(self._tool_state),
+            tuple(self._tool_vis),
+            tuple(self._tool_loc),
+            tuple(self._tool_applied),
+            tuple(self._tool_waited),
+            tuple(self._scene_vis),
+            tuple(self._bag),
+        )
+
+    def item_state(self, name: str) -> int | None:
+        """Current state index of an item (None for an unknown name)."""
+        index = self._s.item_ids.get(fold(name))
+        return None if index is None else self._item_state[index]
+
+    def tool_state(self, name: str) -> int | None:
+        """Current state index of a tool (None for an unknown name)."""
+        index = self._s.tool_ids.get(fold(name))
+        return None if index is None else self._tool_state[index]
+
+    # ---- stepping ----
+
+    def step(self, action: str, *, forbidden: Collection[str] = ()) -> ActionResult:
+        """Play one action. `forbidden` holds action keys (or actions) refused before
+        execution in this attempt."""
+        parsed = parse_action(action)
+        if parsed is None:
+            shown_text = " ".join(str(action).split())
+            if len(shown_text) > 60:
+                shown_text = shown_text[:57] + "..."
+            return _invalid(None, None, UNRECOGNISED.format(text=repr(shown_text)))
+        kind, args = parsed.kind, parsed.args
+        names = self._canonical(kind, args)
+        canonical = format_action(kind, names)
+        if self._over:
+            return _invalid(canonical, kind, "The game is over.")
+        if forbidden:
+            keys = {action_key(f) or f for f in forbidden}
+            if _key(kind, names) in keys:
+                return ActionResult(canonical, kind, None, False, False, BLOCKED, forbidden=True)
+        self._changed = False
+        if kind == "click":
+            return self._click(canonical, args[0])
+        if kind == "apply":
+            return self._apply(canonical, args[0], args[1])
+        if kind == "input":
+            return self._input(canonical, args[0].strip(), args[1])
+        if kind == "craft":
+            return self._craft(canonical, args[0], args[1])
+        return self._move(canonical, args[0])
+
+    def _canonical(self, kind: str, args: tuple[str, ...]) -> list[str]:
+        s = self._s
+        out = []
+        for i, arg in enumerate(args):
+            key = fold(arg)
+            if kind == "input" and i == 0:
+                out.append(arg.strip())
+            elif kind == "move":
+                dest = s.move_ids[self._scene].get(key)
+                if dest is None:
+                    dest = s.scene_ids.get(key)
+                out.append(tidy(arg) if dest is None else s.scenes[dest].name)
+            elif key in s.item_ids and (kind == "click" or (i == 1 and kind != "craft")):
+                out.append(s.items[s.item_ids[key]].name)
+            elif key in s.tool_ids:
+                out.append(s.tools[s.tool_ids[key]].name)
+            elif key in s.item_ids:
+                out.append(s.items[s.item_ids[key]].name)
+            else:
+                out.append(tidy(arg))
+        return out
+
+    def _here_item(self, name: str) -> int:
+        """Index of a visible, interactable item of the current scene, else -1."""
+        index = self._s.item_ids.get(fold(name), -1)
+        if (
+            index >= 0
+            and self._s.items[index].scene == self._scene
+            and self._item_vis[index]
+            and self._item_int[index]
+        ):
+            return index
+        return -1
+
+    def _bag_tool(self, name: str) -> int:
+        index = self._s.tool_ids.get(fold(name), -1)
+        return index if index >= 0 and self._tool_loc[index] == BAG else -1
+
+    def _click(self, canonical: str, name: str) -> ActionResult:
+        s = self._s
+        index = self._here_item(name)
+        if index >= 0:
+            return self._click_item(canonical, index)
+        tool = s.tool_ids.get(fold(name), -1)
+        if tool >= 0 and self._tool_loc[tool] == self._scene and self._tool_vis[tool]:
+            self._collect(tool)
+            tool_name = s.tools[tool].name
+            return ActionResult(
+                canonical,
+                "click",
+                tool_name,
+                True,
+                True,
+                f"You collect the {tool_name}; it is now in your bag.",
+                collected=(tool_name,),
+                changed=True,
+            )
+        if tool >= 0 and self._tool_loc[tool] == BAG:
+            return _invalid(canonical, "click", f"The {s.tools[tool].name} is already in your bag.")
+        return _invalid(canonical, "click", f"There is no interactable item {tidy(name)!r} here.")
+
+    def _click_item(self, canonical: str, index: int) -> ActionResult:
+        item = self._s.items[index]
+        state = item.states[self._item_state[index]]
+        sat = self._sat
+        rewards: list[str] = []
+        collected: list[str] = []
+        partial = False
+        feedback: Transition | None = None
+        for tr in state.transitions:
+            if not tr.trigger:
+                if feedback is None and any(w.kind == "click" for w in tr.wait_for):
+                    feedback = tr
+                continue
+            mask = sat[tr.index]
+            for k, wait in enumerate(tr.wait_for):
+                if wait.kind == "click" and not (mask >> k) & 1:
+                    mask |= 1 << k
+                    sat[tr.index] = mask
+                    self._changed = True
+                    if mask == (1 << len(tr.wait_for)) - 1:
+                        rewards.append(self._fire(tr, index, collected))
+                    else:
+                        partial = True
+                    break
+        if rewards:
+            text = " ".join(r for r in rewards if r) or f"Something about the {item.name} changes."
+            return self._fired(canonical, "click", item.name, text, rewards, collected)
+        if partial:
+            return ActionResult(
+                canonical,
+                "click",
+                item.name,
+                True,
+                True,
+                f"The {item.name} still needs something more.",
+                changed=True,
+            )
+        if feedback is not None:
+            return ActionResult(canonical, "click", item.name, True, False, feedback.reward)
+        text = f"You examine the {item.name}: {state.desc}".rstrip()
+        if state.neg_reward:
+            text += " " + state.neg_reward
+        return ActionResult(canonical, "click", item.name, True, False, text)
+
+    def _apply(self, canonical: str, tool_name: str, item_name: str) -> ActionResult:
+        s = self._s
+        tool = self._bag_tool(tool_name)
+        if tool < 0:
+            return _invalid(canonical, "apply", f"{tidy(tool_name)!r} is not in your bag.")
+        index = self._here_item(item_name)
+        if index < 0:
+            return _invalid(
+                canonical, "apply", f"There is no interactable item {tidy(item_name)!r} here."
+            )
+        t_def = s.tools[tool]
+        item = s.items[index]
+        t_state = t_def.states[self._tool_state[tool]]
+        used = self._tool_applied[tool]
+        item_key = fold(item.name)
+        slot = -1
+        for k, key in enumerate(t_state.apply_to_keys):
+            if key == item_key and not (used >> k) & 1:
+                slot = k
+                break
+        state = item.states[self._item_state[index]]
+        if slot >= 0:
+            sat = self._sat
+            for tr in state.transitions:
+                if not tr.trigger:
+                    continue
+                mask = sat[tr.index]
+                for k, wait in enumerate(tr.wait_for):
+                    if wait.kind == "apply" and wait.tool == tool and not (mask >> k) & 1:
+                        break
+                else:
+                    continue
+                mask |= 1 << k
+                sat[tr.index] = mask
+                self._tool_applied[tool] = used | (1 << slot)
+                self._changed = True
+                collected: list[str] = []
+                if mask == (1 << len(tr.wait_for)) - 1:
+                    reward = self._fire(tr, index, collected)
+                    self._maybe_use_up(tool)
+                    text = f"You apply the {t_def.name} to the {item.name}. {reward}".rstrip()
+                    return self._fired(canonical, "apply", item.name, text, [reward], collected)
+                self._maybe_use_up(tool)
+                return ActionResult(
+                    canonical,
+                    "apply",
+                    item.name,
+                    True,
+                    True,
+                    f"The {item.name} still needs something more.",
+                    changed=True,
+                )
+        for tr in state.transitions:
+            if not tr.trigger and any(w.kind == "apply" and w.tool == tool for w in tr.wait_for):
+                return ActionResult(canonical, "apply", item.name, True, False, tr.reward)
+        return self._nothing(canonical, "apply", item.name, state.neg_reward)
+
+    def _input(self, canonical: str, text: str, item_name: str) -> ActionResult:
+        index = self._here_item(item_name)
+        if index < 0:
+            return _invalid(
+                canonical, "input", f"There is no interactable item {tidy(item_name)!r} here."
+            )
+        item = self._s.items[index]
+        state = item.states[self._item_state[index]]
+        sat = self._sat
+        for tr in state.transitions:
+            if not tr.trigger:
+                continue
+            mask = sat[tr.index]
+            for k, wait in enumerate(tr.wait_for):
+                if wait.kind == "input" and not (mask >> k) & 1 and wait.arg == text:
+                    break
+            else:
+                continue
+            mask |= 1 << k
+            sat[tr.index] = mask
+            self._changed = True
+            if mask == (1 << len(tr.wait_for)) - 1:
+                collected: list[str] = []
+                reward = self._fire(tr, index, collected)
+                response = reward or f"You enter {text} into the {item.name}."
+                return self._fired(canonical, "input", item.name, response, [reward], collected)
+            return ActionResult(
+                canonical,
+                "input",
+                item.name,
+                True,
+                True,
+                f"The {item.name} still needs something more.",
+                changed=True,
+            )
+        for tr in state.transitions:
+            if not tr.trigger and any(w.kind == "input" and w.arg == text for w in tr.wait_for):
+                return ActionResult(canonical, "input", item.name, True, False, tr.reward)
+        return self._nothing(canonical, "input", item.name, state.neg_reward)
+
+    def _craft(self, canonical: str, base_name: str, ingredient_name: str) -> ActionResult:
+        base = self._bag_tool(base_name)
+        if base < 0:
+            return _invalid(canonical, "craft", f"{tidy(base_name)!r} is not in your bag.")
+        ingredient = self._bag_tool(ingredient_name)
+        if ingredient < 0:
+            return _invalid(canonical, "craft", f"{tidy(ingredient_name)!r} is not in your bag.")
+        if base == ingredient:
+            return _invalid(canonical, "craft", "craft needs two different tools from your bag.")
+        result = self._try_craft(canonical, base, ingredient)
+        if result is None and self._unordered:
+            result = self._try_craft(canonical, ingredient, base)
+        if result is None:
+            return ActionResult(canonical, "craft", self._s.tools[base].name, True, False, NOTHING)
+        return result
+
+    def _try_craft(self, canonical: str, base: int, ingredient: int) -> ActionResult | None:
+        tools = self._s.tools
+        b_def, i_def = tools[base], tools[ingredient]
+        b_state = b_def.states[self._tool_state[base]]
+        i_state = i_def.states[self._tool_state[ingredient]]
+        waited, applied = self._tool_waited[base], self._tool_applied[ingredient]
+        i_key, b_key = fold(i_def.name), fold(b_def.name)
+        wait_slot = next(
+            (
+                k
+                for k, key in enumerate(b_state.wait_for_keys)
+                if key == i_key and not (waited >> k) & 1
+            ),
+            -1,
+        )
+        apply_slot = next(
+            (
+                k
+                for k, key in enumerate(i_state.apply_to_keys)
+                if key == b_key and not (applied >> k) & 1
+            ),
+            -1,
+        )
+        if wait_slot < 0 or apply_slot < 0:
+            return None
+        waited |= 1 << wait_slot
+        self._tool_waited[base] = waited
+        self._tool_applied[ingredient] = applied | (1 << apply_slot)
+        self._changed = True
+        advanced = waited == (1 << len(b_state.wait_for)) - 1
+        if advanced and self._tool_state[base] < len(b_def.states) - 1:
+            self._set_tool_state(base, self._tool_state[base] + 1)
+        self._maybe_use_up(ingredient)
+        if advanced:
+            desc = b_def.states[self._tool_state[base]].desc
+            text = f"You craft the {b_def.name} with the {i_def.name}. Now: {desc}".rstrip()
+        else:
+            text = f"The {b_def.name} still needs something more."
+        return ActionResult(canonical, "craft", b_def.name, True, True, text, changed=True)
+
+    def _move(self, canonical: str, name: str) -> ActionResult:
+        s = self._s
+        key = fold(name)
+        dest = s.move_ids[self._scene].get(key, -1)
+        if dest >= 0 and self._scene_vis[dest]:
+            self._scene = dest
+            return ActionResult(
+                canonical, "move", None, True, True, f"You move to {s.scenes[dest].name}."
+            )
+        valid = ", ".join(self.valid_scene_names()) or "(none)"
+        return _invalid(
+            canonical,
+            "move",
+            f"{tidy(name)!r} is not a scene you can move to from here; valid: {valid}.",
+        )
+
+    # ---- effects ----
+
+    def _nothing(
+        self, canonical: str, kind: ActionKind, target: str, neg_reward: str | None
+    ) -> ActionResult:
+        text = f"{NOTHING} {neg_reward}" if neg_reward else NOTHING
+        return ActionResult(canonical, kind, target, True, False, text)
+
+    def _fired(
+        self,
+        canonical: str,
+        kind: ActionKind,
+        target: str,
+        response: str,
+        rewards: list[str],
+        collected: list[str],
+    ) -> ActionResult:
+        game_end = any(GAME_END in r for r in rewards)
+        if game_end:
+            self._over = True
+        return ActionResult(
+            canonical,
+            kind,
+            target,
+            True,
+            True,
+            response,
+            checkpoint=any(CHECKPOINT in r for r in rewards),
+            game_end=game_end,
+            collected=tuple(collected),
+            changed=self._changed,
+        )
+
+    def _collect(self, tool: int) -> None:
+        if self._tool_loc[tool] != BAG:
+            self._tool_loc[tool] = BAG
+            self._bag.append(tool)
+            self._changed = True
+
+    def _maybe_use_up(self, tool: int) -> None:
+        """A bag tool in its last state whose `apply_to` is all used leaves the bag."""
+        t_def = self._s.tools[tool]
+        state = self._tool_state[tool]
+        n_apply = len(t_def.states[state].apply_to)
+        if (
+            self._tool_loc[tool] == BAG
+            and state == len(t_def.states) - 1
+            and n_apply
+            and self._tool_applied[tool] == (1 << n_apply) - 1
+        ):
+            self._tool_loc[tool] = GONE
+            self._bag.remove(tool)
+
+    def _set_tool_state(self, tool: int, state: int) -> None:
+        if self._tool_state[tool] != state:
+            self._tool_state[tool] = state
+            self._tool_applied[tool] = 0
+            self._tool_waited[tool] = 0
+            self._changed = True
+
+    def _set_item_state(self, index: int, state: int) -> None:
+        if self._item_state[index] != state:
+            self._item_state[index] = state
+            for tr in self._s.items[index].states[state].transitions:
+                self._sat[tr.index] = 0
+            self._changed = True
+
+    def _fire(self, tr: Transition, owner: int, collected: list[str]) -> str:
+        """Run a transition's triggers in order; its reward."""
+        self._changed = True
+        for trig in tr.trigger:
+            op, kind, target, value = trig.op, trig.kind, trig.index, trig.value
+            if op == "change_state":
+                if kind == "item":
+                    self._set_item_state(target, value)  # type: ignore[arg-type]
+                else:
+                    self._set_tool_state(target, value)  # type: ignore[arg-type]
+            elif op == "change_visible":
+                flags = (
+                    self._item_vis
+                    if kind == "item"
+                    else self._tool_vis
+                    if kind == "tool"
+                    else self._scene_vis
+                )
+                flags[target] = bool(value)
+            elif op == "change_interact":
+                self._item_int[target] = bool(value)
+            else:  # become_tool
+                self._tool_vis[target] = True
+                if self._tool_loc[target] != BAG:
+                    self._collect(target)
+                    collected.append(self._s.tools[target].name)
+                self._item_vis[owner] = False
+                self._item_int[owner] = False
+        return tr.reward
+
+    # ---- what the agent sees ----
+
+    def _scene_items(self) -> list[Item]:
+        vis = self._item_vis
+        return [item for item in self._s.scenes[self._scene].items if vis[item.index]]
+
+    def interactable_items(self) -> list[str]:
+        """Visible, interactable items of the current scene."""
+        return [i.name for i in self._scene_items() if self._item_int[i.index]]
+
+    def scene_tools(self) -> list[str]:
+        """Visible tools lying in the current scene."""
+        here = self._scene
+        return [
+            t.name
+            for t in self._s.scenes[here].tools
+            if self._tool_loc[t.index] == here and self._tool_vis[t.index]
+        ]
+
+    def moves(self) -> list[tuple[str, str]]:
+        """(label, scene) per relation of the current scene to a visible scene."""
+        scenes = self._s.scenes
+        return [
+            (label, scenes[dest].name)
+            for label, dest in self._s.neighbours[self._scene]
+            if self._scene_vis[dest]
+        ]
+
+    def valid_scene_names(self) -> list[str]:
+        """Names of the visible neighbouring scenes, each once."""
+        return list(dict.fromkeys(scene for _, scene in self.moves()))
+
+    def bag_tools(self) -> list[tuple[str, str]]:
+        """(name, current desc) per tool in the bag."""
+        tools = self._s.tools
+        return [(tools[t].name, tools[t].states[self._tool_state[t]].desc) for t in self._bag]
+
+    def describe_scene(self) -> str:
+        scene = self._s.scenes[self._scene]
+        lines = [f"You are in the scene '{scene.name}'. {scene.desc}".rstrip()]
+        for item in self._scene_items():
+            lines.append(_object_line(item.position, item.name, self._item_desc(item.index)))
+        here = self._scene
+        for tool in scene.tools:
+            if self._tool_loc[tool.index] == here and self._tool_vis[tool.index]:
+                desc = tool.states[self._tool_state[tool.index]].desc
+                lines.append(_object_line(tool.position, tool.name, desc))
+        return "\n".join(lines)
+
+    def possible_actions(self) -> str:
+        lines = ["Possible actions:"]
+        lines += [f"<interactable item> {name}" for name in self.interactable_items()]
+        lines += [f"<interactable item> {name}" for name in self.scene_tools()]
+        lines += [
+            f"<interactable scene> {label}: It leads to {dest}" for label, dest in self.moves()
+        ]
+        return "\n".join(lines)
+
+    def tools_in_bag(self) -> str:
+        tools = self.bag_tools()
+        if not tools:
+            return "Tools in bag: (none)"
+        return "\n".join(
+            ["Tools in bag:"] + [f"<applicable tool> {name}: {desc}" for name, desc in tools]
+        )
+
+    def _item_desc(self, index: int) -> str:
+        return self._s.items[index].states[self._item_state[index]].desc
+
+    # ---- for reference agents and checkers ----
+
+    def candidate_actions(self) -> list[str]:
+        """Every canonical click, apply, craft and move available now (not input)."""
+        items = self.interactable_items()
+        bag = self.bag
+        out = [f"click({name})" for name in items + self.scene_tools()]
+        out += [f"apply({tool}, {item})" for tool in bag for item in items]
+        out += [f"craft({a}, {b})" for a in bag for b in bag if a != b]
+        out += [f"move({scene})" for scene in self.valid_scene_names()]
+        return out
+
+    def route_to(self, scene: str) -> list[str] | None:
+        """Shortest list of canonical moves to `scene` through visible scenes; [] when there,
+        None when unreachable or unknown."""
+        s = self._s
+        goal = s.scene_ids.get(fold(scene))
+        if goal is None or (not self._scene_vis[goal] and goal != self._scene):
+            return None
+        start = self._scene
+        parent = {start: start}
+        queue = deque([start])
+        while queue:
+            here = queue.popleft()
+            if here == goal:
+                break
+            for _label, dest in s.neighbours[here]:
+                if dest not in parent and self._scene_vis[dest]:
+                    parent[dest] = here
+                    queue.append(dest)
+        if goal not in parent:
+            return None
+        path = []
+        node = goal
+        while node != start:
+            path.append(f"move({s.scenes[node].name})")
+            node = parent[node]
+        return path[::-1]
+
+    def locate(self, name: str) -> str | None:
+        """Scene of a visible item, or of a visible tool lying on the floor; else None."""
+        s = self._s
+        key = fold(name)
+        index = s.item_ids.get(key)
+        if index is not None and self._item_vis[index]:
+            return s.scenes[s.items[index].scene].name
+        tool = s.tool_ids.get(key)
+        if tool is not None and self._tool_loc[tool] >= 0 and self._tool_vis[tool]:
+            return s.scenes[self._tool_loc[tool]].name
+        return None
+
+
+def _object_line(position: str, name: str, desc: str) -> str:
+    head = f"- {position}, there is {name}" if position else f"- There is {name}"
+    return f"{head}: {desc}".rstrip() if desc else head
