@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from forkingpaths.benchmarks.escape.engine import EscapeGame, action_key
@@ -18,8 +17,6 @@ if TYPE_CHECKING:
     from forkingpaths.core.benchmark import Instance
     from forkingpaths.models.base import ChatModel
 
-_ORDER = MappingProxyType({"click": 0, "apply": 1, "craft": 2})
-"""Systematic agent's order of action kinds (collecting a tool counts as the earliest click)."""
 NO_MOVE = "wait()"
 """What a reference agent sends when it has nothing left to try (the env refuses it)."""
 
@@ -93,10 +90,12 @@ class OracleAgent(_ShadowAgent):
 
 
 class SystematicAgent(_ShadowAgent):
-    """Breadth-first over the valid action space: every click, apply and craft available in the
-    current world state is tried once (tools collected first, then items clicked, then applies,
-    then crafts) before moving on, to the least-visited neighbouring scene. Inputs are never
-    guessed. The floor a model must beat: coverage without reasoning."""
+    """Breadth-first over the valid action space, cheapest level first: collect every visible
+    tool and click every item of the current scene, then walk to the nearest scene not yet
+    visited; only when every reachable scene has been surveyed, try each apply and craft
+    available in the current world state once (a world change makes them worth retrying), then
+    move to the least-visited neighbour. Inputs are never guessed. The floor a model must beat:
+    coverage without reasoning."""
 
     def reset(self, instance: Instance, seed: int) -> None:
         super().reset(instance, seed)
@@ -105,26 +104,41 @@ class SystematicAgent(_ShadowAgent):
 
     def choose(self, observation: Observation) -> str:
         assert self.game is not None
-        self.visits[self.game.scene] += 1
-        world = self.game.fingerprint()
+        game = self.game
+        self.visits[game.scene] += 1
+        world = game.fingerprint()
         actions = self.allowed()
-        fresh = [
-            a
-            for a in actions
-            if not a.startswith("move(") and (action_key(a), world) not in self.tried
+
+        def fresh(kinds: tuple[str, ...]) -> list[str]:
+            return [
+                a
+                for a in actions
+                if a.split("(", 1)[0] in kinds and (action_key(a), world) not in self.tried
+            ]
+
+        survey = fresh(("click",))
+        if survey:
+            tools = set(game.scene_tools())
+            survey.sort(key=lambda a: _arg(a) not in tools)  # collect before examining
+            return self._try(survey[0], world)
+        routes = [
+            route
+            for scene in game.scenario.scenes
+            if self.visits[scene.name] == 0 and (route := game.route_to(scene.name))
         ]
-        if fresh:
-            tools = set(self.game.scene_tools())
-            fresh.sort(
-                key=lambda a: (_ORDER[a.split("(", 1)[0]] + (0 if _arg(a) in tools else 0.5),)
-            )
-            choice = fresh[0]
-            self.tried.add((action_key(choice), world))
-            return choice
+        if routes:
+            return min(routes, key=len)[0]  # the nearest scene not yet surveyed
+        combos = fresh(("apply", "craft"))
+        if combos:
+            return self._try(combos[0], world)
         moves = [a for a in actions if a.startswith("move(")]
         if not moves:
             return NO_MOVE
         return min(moves, key=lambda a: self.visits[_arg(a)])
+
+    def _try(self, action: str, world: Any) -> str:
+        self.tried.add((action_key(action), world))
+        return action
 
 
 class RandomAgent(_ShadowAgent):
