@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from forkingpaths.core.env import Step
-from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
+from forkingpaths.core.records import EpisodeRecord, RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import benchmark_names, make_benchmark
 from forkingpaths.runner.run import execute_run
 
@@ -49,7 +49,8 @@ def test_env_never_raises_on_bad_actions(name: str) -> None:
 
 async def _quick_records(name: str, runs_dir: Path) -> list[EpisodeRecord]:
     bench = make_benchmark(name)
-    quick = bench.quick[0]
+    # A config with model roles (a judge) exercises the most of the protocol.
+    quick = next((q for q in bench.quick if q.roles), bench.quick[0])
     ids = [i.id for i in bench.instances(quick.split)][:3]
     spec = RunSpec(
         benchmark=bench.id,
@@ -58,6 +59,7 @@ async def _quick_records(name: str, runs_dir: Path) -> list[EpisodeRecord]:
         agent=quick.agent,
         agent_options=dict(quick.agent_options),
         model=quick.model,
+        roles={role: RoleModel(model=model) for role, model in quick.roles.items()},
     )
     result = await execute_run(spec, RunOptions(progress=False), runs_dir=runs_dir)
     return result.records

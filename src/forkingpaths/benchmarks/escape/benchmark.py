@@ -76,7 +76,8 @@ class EscapeBenchmark(Benchmark):
     id = "escape-v1"
     name = "escape"
     description = "MUTATE escape rooms: multi-path discovery over 4 attempts; divergence judge"
-    splits = ("mutate", "custom")
+    splits = ("mutate",)
+    """`custom` joins them when the `scenarios` option names scenario files."""
     default_split = "mutate"
     agents = MappingProxyType(
         {
@@ -181,6 +182,8 @@ class EscapeBenchmark(Benchmark):
                 raise ConfigError(f"scenarios: {str(path)!r} does not exist")
             options = {**options, "scenarios": str(path.resolve())}
         super().__init__(**options)
+        if scenarios is not None:
+            self.splits = ("mutate", "custom")  # type: ignore[misc]
         self._loaded: dict[str, tuple[Scenario, ScenarioMeta | None]] = {}
 
     # ---- instances ----
@@ -191,11 +194,8 @@ class EscapeBenchmark(Benchmark):
                 Instance(id=name, split=split, params={"file": str(SCENARIO_DIR / f"{name}.yaml")})
                 for name in MUTATE_SCENARIOS
             ]
-        if split == "custom":
-            root = self.options.get("scenarios")
-            if root is None:
-                return []
-            path = Path(root)
+        if split == "custom" and self.options.get("scenarios") is not None:
+            path = Path(self.options["scenarios"])
             files = [path] if path.is_file() else sorted(path.glob("*.yaml"))
             return [
                 Instance(id=f.stem, split=split, params={"file": str(f)})

@@ -113,3 +113,73 @@ def replay_cmd(
         sys.stdout.write(json.dumps(record) + "\n")
         if result.game_end:
             break
+
+
+@app.command("play")
+def play_cmd(
+    scenario: Annotated[str, typer.Argument(help="a shipped scenario name or a scenario YAML")],
+    attempts: Annotated[int, typer.Option(help="attempts (the paper's protocol: 4)")] = 4,
+    max_steps: Annotated[int, typer.Option(help="step budget per attempt")] = 50,
+    crafting: Annotated[str, typer.Option(help="ordered (MUTATE) | unordered")] = "ordered",
+    runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
+    run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
+) -> None:
+    """Play SCENARIO yourself under the agents' protocol; recorded as a run (agent `human`)."""
+    import asyncio
+
+    from forkingpaths.benchmarks.escape.benchmark import MUTATE_SCENARIOS
+    from forkingpaths.benchmarks.escape.schema import resolve_scenario
+    from forkingpaths.core.records import RunOptions, RunSpec
+    from forkingpaths.core.registry import make_benchmark
+    from forkingpaths.runner.run import execute_run
+
+    options: dict[str, object] = {
+        "attempts": attempts,
+        "max_steps": max_steps,
+        "crafting": crafting,
+    }
+    if scenario in MUTATE_SCENARIOS:
+        split, instance = "mutate", scenario
+    else:
+        path = resolve_scenario(scenario)
+        split, instance = "custom", path.stem
+        options["scenarios"] = str(path)
+    bench = make_benchmark("escape", **options)
+    spec = RunSpec(
+        benchmark=bench.id,
+        split=split,
+        instances=[instance],
+        agent="human",
+        benchmark_options=bench.options,
+    )
+    result = asyncio.run(
+        execute_run(spec, RunOptions(progress=False), runs_dir=runs_dir, run_id=run_id)
+    )
+    metrics = result.metrics["metrics"]
+    errored = [r for r in result.records if r.status == "error"]
+    if errored:
+        typer.echo(f"stopped early: {errored[0].error.splitlines()[0] if errored[0].error else ''}")
+    typer.echo(f"paths found: {metrics.get('path_discovery_text', '-')}")
+    typer.echo(f"run directory: {result.run_dir.path}")
+
+
+@app.command("agreement")
+def agreement_cmd(
+    human_scores: Annotated[Path, typer.Argument(help="JSONL of human scores (docs)")],
+    run_dir: Annotated[Path, typer.Argument(help="a judged escape run directory")],
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON rows")] = False,
+) -> None:
+    """Human-judge agreement per criterion and overall (Table 10): Pearson, Spearman, pairwise."""
+    from forkingpaths.benchmarks.escape.agreement import agreement_rows, render_agreement_table
+
+    if not (run_dir / "episodes.jsonl").exists():
+        raise ConfigError(f"{run_dir}: not a run directory (no episodes.jsonl)")
+    rows, unmatched = agreement_rows(human_scores, run_dir)
+    if as_json:
+        typer.echo(json.dumps({"rows": rows, "unmatched": len(unmatched)}))
+        return
+    typer.echo(render_agreement_table(rows))
+    if unmatched:
+        typer.echo(f"{len(unmatched)} human item(s) matched no judged step (first: ", nl=False)
+        item, reason = unmatched[0]
+        typer.echo(f"{item.instance_id} attempt {item.attempt} step {item.step}: {reason})")
