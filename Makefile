@@ -40,6 +40,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_concurrency.py
 	$(BIN)/python benchmarks/bench_griddag_env_metric.py
 	$(BIN)/python benchmarks/bench_eeb_games.py
+	$(BIN)/python benchmarks/bench_escape_engine.py
+	$(BIN)/python benchmarks/bench_escape_agents.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
