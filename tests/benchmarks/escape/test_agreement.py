@@ -129,7 +129,8 @@ def test_agreement_rows_have_table_10_shape_and_pool_overall() -> None:
     assert rows[2]["Pearson"] == pytest.approx(1.0) and rows[2]["Pairwise"] == 1.0
     assert rows[3]["Pearson"] is None and rows[3]["Pairwise"] is None
     table = render_agreement_table(rows)
-    assert table.splitlines()[0] == "| Criterion | n | Pearson | Spearman | Pairwise |"
+    header = "| Criterion | n | Pearson | Spearman | Pairwise | Within1 |"
+    assert table.splitlines()[0] == header
     assert "| Elaboration | 3 | 1.0000 | 1.0000 | 1.0000 |" in table
     assert "| Groundedness | 2 | - | - | - |" in table
 
@@ -264,3 +265,10 @@ def test_agreement_rows_reads_a_run_directory(tmp_path: Path) -> None:
     assert rows[1]["Pairwise"] == pytest.approx(5.5 / 6)
     assert rows[1]["Spearman"] == pytest.approx(spearman([1, 2, 4, 5], [1, 2, 3, 3]))
     assert [h.step for h, _ in unmatched] == [9]
+
+
+def test_within_one_counts_items_at_most_one_point_apart() -> None:
+    from forkingpaths.benchmarks.escape.agreement import within_one
+
+    assert within_one([1, 3, 5, 2], [2, 5, 5, 4]) == 0.5
+    assert within_one([], []) is None

@@ -79,6 +79,29 @@ async def test_found_path_is_forbidden_in_later_attempts() -> None:
     assert second[-1].info["path"] == "P1_B"
 
 
+async def test_a_forbidden_action_that_would_not_finish_plays_normally() -> None:
+    b = bench(max_steps=6, attempts=2)
+    record = record_for(b)
+    # Attempt 2 tries the forbidden finish before holding the crowbar: an ordinary failure.
+    agent = ScriptAgent([A, ["apply(crowbar, cell door)", "click(spoon)"]])
+    await b.run_episode(cell_instance(b), agent, record)  # type: ignore[arg-type]
+    second = [s for s in record.steps if s.info["attempt"] == 1]
+    assert not second[0].info["forbidden"]
+    assert "not in your bag" in second[0].feedback
+
+
+async def test_first_tries_are_not_meaningless_even_when_they_fail_alike() -> None:
+    b = bench()
+    env = b.make_env(cell_instance(b))
+    env.reset()
+    env.step("click(spoon)")
+    first = env.step("input(1111, cell door)")
+    second = env.step("input(2222, cell door)")  # same response, but a new action
+    again = env.step("input(2222, cell door)")
+    assert not first.info["meaningless"] and not second.info["meaningless"]
+    assert again.info["meaningless"]
+
+
 async def test_attempt_stops_after_twenty_meaningless_steps() -> None:
     b = bench(max_steps=50)
     record = record_for(b)

@@ -43,7 +43,7 @@ from forkingpaths.core.errors import InvalidFile, shown
 if TYPE_CHECKING:
     from forkingpaths.core.records import EpisodeRecord
 
-TABLE_COLUMNS = ("Criterion", "n", "Pearson", "Spearman", "Pairwise")
+TABLE_COLUMNS = ("Criterion", "n", "Pearson", "Spearman", "Pairwise", "Within1")
 """Keys of an `agreement` row, in Table 10's column order."""
 
 OVERALL = "Overall"
@@ -266,6 +266,18 @@ def pairwise_agreement(human: Sequence[float], judge: Sequence[float]) -> float 
     return credit / total if total else None
 
 
+def within_one(human: Sequence[float], judge: Sequence[float]) -> float | None:
+    """Share of items whose judge score is within one point of the human score (None when
+    empty). Reported beside the pairwise concordance: "pairwise agreement" is not defined in
+    the paper, and its Table 10 values (0.77-0.90 at Pearson 0.41-0.64) sit closer to this
+    reading than to concordance, so both are shown."""
+    if len(human) != len(judge):
+        raise ValueError(f"within_one: {len(human)} human but {len(judge)} judge scores")
+    if not len(human):
+        return None
+    return sum(abs(h - j) <= 1 for h, j in zip(human, judge, strict=True)) / len(human)
+
+
 def _row(label: str, pairs: Sequence[tuple[float, float]]) -> dict[str, Any]:
     human = [p[0] for p in pairs]
     judge = [p[1] for p in pairs]
@@ -275,6 +287,7 @@ def _row(label: str, pairs: Sequence[tuple[float, float]]) -> dict[str, Any]:
         "Pearson": pearson(human, judge),
         "Spearman": spearman(human, judge),
         "Pairwise": pairwise_agreement(human, judge),
+        "Within1": within_one(human, judge),
     }
 
 

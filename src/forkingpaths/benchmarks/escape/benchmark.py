@@ -358,6 +358,10 @@ class EscapeBenchmark(Benchmark):
                 for rs in per_trial
             ]
             out["path_discovery_std"] = statistics.stdev(rates)
+            out["avg_steps_std"] = statistics.stdev(
+                statistics.fmean(a["steps"] for r in rs for a in r.outcome.get("attempts", []))
+                for rs in per_trial
+            )
             for criterion in CRITERIA:
                 values = [momentum(rs)[criterion] for rs in per_trial]
                 values = [v for v in values if v is not None]
@@ -375,7 +379,7 @@ class EscapeBenchmark(Benchmark):
                     a["steps"] for r in rs for a in r.outcome.get("attempts", [])
                 ),
             }
-            # Tables 18-19: O when the path was found (in any run of this scenario).
+            # Tables 18-19: O when the path was found; with several trials, in any of them.
             for path_id in rs[0].outcome.get("paths_total", []):
                 row[path_id] = (
                     "O" if any(path_id in r.outcome.get("paths_found", []) for r in rs) else "X"
@@ -392,8 +396,13 @@ class EscapeBenchmark(Benchmark):
 
 
 def is_judged(step: StepRecord) -> bool:
-    """Metric 2 scores apply/craft/input steps that complete no path (§3.1)."""
-    return step.info.get("kind") in JUDGED_KINDS and step.info.get("path") is None
+    """Metric 2 scores apply/craft/input steps that complete no path (§3.1), the ones the env
+    could not execute included (an attempted mechanism with its Thought); refused forbidden
+    finish actions are not attempts of a new mechanism and are left out."""
+    info = step.info
+    return (
+        info.get("kind") in JUDGED_KINDS and info.get("path") is None and not info.get("forbidden")
+    )
 
 
 def momentum(records: list[EpisodeRecord]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from forkingpaths.benchmarks.escape.engine import ActionResult, EscapeGame, action_key
+from forkingpaths.benchmarks.escape.engine import BLOCKED, ActionResult, EscapeGame, action_key
 from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
 from forkingpaths.benchmarks.escape.observation import WORKING_MEMORY, render_observation
 from forkingpaths.core.env import Env, Observation, Step
@@ -14,8 +14,13 @@ from forkingpaths.core.errors import ResetNeeded
 DEFAULT_ATTEMPTS = 4
 """Attempts per scenario (§3.3)."""
 DEFAULT_MAX_STEPS = 50
-"""Step budget of one attempt. The paper does not state it; 50 keeps the Avg Step figures of
-Table 1 (25-36) well inside the budget."""
+"""Step budget of one attempt. The paper does not state it. 50 covers the Avg Step figures of
+Table 1 (24.6-36.3); Table 2 reports up to 52.7 (EscapeAgent), which a 50-step budget cannot
+produce if Avg Step is the mean per attempt, so the paper's budget was likely larger or its Avg
+Step counted differently: set `-b max_steps=N` to match another budget."""
+HISTORY_ACTION_CHARS = 200
+"""Raw text kept in the history for an action the env could not execute (a model may append
+pages of text to an action; the next ten prompts should not carry them)."""
 DEFAULT_MEANINGLESS_LIMIT = 20
 """Consecutive meaningless steps that end an attempt (§3.3)."""
 JUDGED_KINDS = frozenset({"apply", "craft", "input"})
@@ -32,12 +37,17 @@ class EscapeEnv(Env):
     - A path is discovered when its finish action succeeds with its phase's marker in the reward
       (`CHECKPOINT!` for phase 1 of two-phase scenarios, `GAME END!` for the last phase); an
       attempt credits at most one path per phase, the first one completed in it.
+    - A forbidden finish action is refused only when it would complete its path (the env plays
+      it on the game and puts the snapshot back when it carries the phase marker), so the item it
+      targets can still be examined or worked on otherwise.
     - The attempt ends (terminated) at `GAME END!`; it is truncated at `max_steps` steps, or after
-      `meaningless_limit` consecutive meaningless steps. A step is meaningless when the action is
-      invalid (unparsable, names nothing present, refused), or when it changes nothing in the
-      world (item, tool and scene states, visibility, the bag; the agent's position excluded),
-      enters no scene not yet visited in this attempt, and returns a response already returned
-      in this attempt: no state change and nothing new learned.
+      `meaningless_limit` consecutive meaningless steps (§3.3: the agent "repeats meaningless
+      actions"). A step is meaningless when the action is invalid (unparsable, names nothing
+      present, refused), or when it changes nothing in the world (item, tool and scene states,
+      visibility, the bag; the agent's position excluded), enters no scene not yet visited in this
+      attempt, returns a response already returned in this attempt, and repeats an action already
+      taken since the world last changed: no state change and nothing new learned. A first try
+      of an action is never meaningless, even when it fails like others before it.
     - The observation shows the last `WORKING_MEMORY` (10) steps of history.
 
     Version history: v1 (escape-v1) as above.
@@ -73,6 +83,8 @@ class EscapeEnv(Env):
         self.responses: set[str] = set()
         self.visited = {self.game.scene}
         self.meaningless_run = 0
+        self.tried: set[str] = set()
+        """Canonical actions taken since the world last changed."""
         self.n_meaningless = 0
         self.n_invalid = 0
         self.phase = 1
@@ -87,14 +99,20 @@ class EscapeEnv(Env):
             raise ResetNeeded("EscapeEnv.step called before reset() or after the attempt ended")
         before = self._context()
         fingerprint = self.game.fingerprint()
-        result = self.game.step(action, forbidden=self._forbidden_keys)
+        result = self._play(action)
         self.t += 1
         moved_new = self.game.scene not in self.visited
         self.visited.add(self.game.scene)
         changed = result.changed or self.game.fingerprint() != fingerprint
         new_response = result.response not in self.responses
         self.responses.add(result.response)
-        meaningless = not result.valid or not (changed or moved_new or new_response)
+        key = action_key(result.action or "") or action.strip()
+        repeated = key in self.tried
+        if changed:
+            self.tried.clear()
+        else:
+            self.tried.add(key)
+        meaningless = not result.valid or not (changed or moved_new or new_response or not repeated)
         self.meaningless_run = self.meaningless_run + 1 if meaningless else 0
         self.n_meaningless += meaningless
         self.n_invalid += not result.valid
@@ -102,7 +120,10 @@ class EscapeEnv(Env):
         if result.checkpoint:
             self.checkpoints += 1
             self.phase += 1
-        self.history.append({"step": self.t, "action": action.strip(), "response": result.response})
+        shown = result.action if result.valid and result.action else action.strip()
+        if len(shown) > HISTORY_ACTION_CHARS:
+            shown = shown[:HISTORY_ACTION_CHARS] + "..."
+        self.history.append({"step": self.t, "action": shown, "response": result.response})
         terminated = result.game_end
         truncated = False
         if terminated:
@@ -126,16 +147,32 @@ class EscapeEnv(Env):
             "game_end": result.game_end,
             "path": path,
             "phase": self.phase - 1 if result.checkpoint else self.phase,
+            "response": result.response,
             "scene": self.game.scene,
             "bag": list(self.game.bag),
         }
-        if result.kind in JUDGED_KINDS and path is None:
+        if result.kind in JUDGED_KINDS and path is None and not result.forbidden:
             # What Metric 2's judge reads besides the step itself (App. C.2).
             info.update(before)
         if self.stop is not None:
             info["stop"] = self.stop
         reward = 0.0 if path is None else 1.0
         return Step(self._observe(result), reward, terminated, truncated, info)
+
+    def _play(self, action: str) -> ActionResult:
+        """One engine step; a forbidden finish action that would complete its path is undone
+        and refused (changing nothing)."""
+        if not self._forbidden_keys:
+            return self.game.step(action)
+        snapshot = self.game.snapshot()
+        result = self.game.step(action)
+        completes = result.success and (result.checkpoint or result.game_end)
+        if completes and action_key(result.action or "") in self._forbidden_keys:
+            self.game.restore(snapshot)
+            return ActionResult(
+                result.action, result.kind, result.target, False, False, BLOCKED, forbidden=True
+            )
+        return result
 
     def _credit(self, result: ActionResult) -> str | None:
         """The path this step completes, if it is one (first per phase and attempt)."""
@@ -155,7 +192,7 @@ class EscapeEnv(Env):
     def _context(self) -> dict[str, Any]:
         return {
             "scene_description": self.game.describe_scene(),
-            "bag_before": list(self.game.bag),
+            "bag_before": [{"name": n, "desc": d} for n, d in self.game.bag_tools()],
             "history": self.history[-WORKING_MEMORY:],
         }
 

@@ -29,14 +29,15 @@ tools into a bag, applies tools to items, crafts tools together and types string
 are shown one of its steps, with the context the agent had, and you rate that step on three \
 criteria, each on a whole-number scale from 1 to 5.
 
-Originality: how far the Action departs from the ordinary, expected use of the tool and of the \
-target it acts on.
-  1 = the textbook use (a key in a lock, a code typed into a keypad read off a note).
-  2 = a common use with a small twist.
-  3 = a plausible but less obvious use that still relies on the tool's usual property.
-  4 = a clearly unconventional use that exploits a property the tool is not usually used for.
-  5 = a surprising reinterpretation: a different physical principle or an indirect route \
-(signal, lure, disguise, chemistry, information) that few would think of.
+Originality: how far the Action departs from the conventional use of its target (and of the \
+tool it uses).
+  1 = the conventional use of the target (a key turned in the lock it belongs to).
+  2 = a common alternative use with a small twist.
+  3 = a plausible but less obvious use that still relies on the usual property of the objects.
+  4 = a clearly unconventional use that exploits a property the target or tool is not usually \
+used for.
+  5 = a surprising reinterpretation of the target: a different physical principle or an indirect \
+route (a lure, a disguise, a signal, a chemical change) that few would think of.
 
 Elaboration: how deeply the Thought works out the mechanism behind the Action.
   1 = no reasoning, or a bare restatement of the Action.

@@ -15,8 +15,8 @@ OBSERVATION_TEMPLATE = Template(
     """$history
 YOUR OBJECTIVE: $objective
 
-Now you need to act on [Step $step]
-Your current position is: $scene.
+Next move: [Step $step]
+You are now in: $scene.
 
 $scene_description
 
@@ -26,12 +26,12 @@ $tools_in_bag
 
 NOTE:
 - A move must name exactly one of the scenes listed below.
-- Do not add descriptions such as ": It leads to ..." to the move.
+- Write the scene name alone, without the ": It leads to ..." part.
 - Valid scene names: $valid_scene_names
 - Example: move($example_scene)
 
 EXPLORATION RULES:
-- When an action fails and nothing changes, do not repeat it.
+- A failed action that left everything as it was is not worth a second try.
 - When the environment answers with something meaningful, stay on that target and try
   another tool or approach.
 - When the environment answers that nothing happens, drop that exact action.
@@ -49,7 +49,8 @@ DIVERSITY_TEMPLATE = Template(
     """
 DIVERSITY CONSTRAINT (VERY IMPORTANT):
 - This is one of several trials; each trial must reach the goal by a DIFFERENT solution.
-- You must NOT finish the game with any of these forbidden finish actions:
+- These finish actions are off limits in this trial; ending the game with one of them is NOT
+  allowed:
 $actions
 - If one of them looks like the solution, deliberately look for another way.
 """

@@ -36,14 +36,16 @@ class HumanAgent:
     ) -> None:
         self.input_fn = input_fn or input
         self.console = console or Console()
-        self.attempt = 0
+        self.instance_id = ""
 
     def reset(self, instance: Instance, seed: int) -> None:
-        self.attempt += 1
-        self.console.print(Rule(f"{instance.id}: attempt {self.attempt}"))
-        self.console.print(HINTS, markup=False, highlight=False)
+        self.instance_id = instance.id
 
     async def act(self, observation: Observation) -> Decision:
+        if observation.data.get("step") == 1:
+            attempt = observation.data.get("attempt", 0) + 1
+            self.console.print(Rule(f"{self.instance_id}: attempt {attempt}"))
+            self.console.print(HINTS, markup=False, highlight=False)
         self.console.print(Rule(f"step {observation.data.get('step')}", style="dim"))
         self.console.print(observation.text, markup=False, highlight=False)
         # input() blocks; a thread keeps the event loop running.
