@@ -149,3 +149,26 @@ def test_score_names_the_bad_field(
     code, _, err = run_cli(["griddag", "score", str(path)], capsys)
     assert code == 2
     assert needle in err and "Traceback" not in err
+
+
+def test_unknown_run_options_are_benchmark_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(
+        ["run", "escape", "--agent", "oracle", "--instances", "pipe_leak", "--attempts", "1",
+         "--max-steps", "3", "--runs-dir", str(tmp_path), "--no-progress"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    spec = json.loads(next(tmp_path.glob("*/spec.json")).read_text())["spec"]
+    assert spec["benchmark_options"] == {"attempts": 1, "max_steps": 3}
+    code, _, err = run_cli(
+        ["run", "escape", "--agent", "oracle", "--no-such-option", "1", "--runs-dir",
+         str(tmp_path)],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and "no_such_option" in err
+    code, _, err = run_cli(
+        ["run", "escape", "--agent", "oracle", "stray", "--runs-dir", str(tmp_path)], capsys
+    )
+    assert code == 2

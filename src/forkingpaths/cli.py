@@ -33,6 +33,26 @@ def parse_options(pairs: list[str] | None, flag: str) -> dict[str, Any]:
     return out
 
 
+def parse_extra_options(args: list[str]) -> dict[str, Any]:
+    """Options `run` does not know, read as benchmark options: `--puzzles PATH` is
+    `-b puzzles=PATH` (dashes become underscores; a bare `--flag` is true)."""
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if not token.startswith("--") or token == "--":
+            raise ConfigError(f"unexpected argument {token!r}; benchmark options read --NAME VALUE")
+        name, sep, value = token[2:].partition("=")
+        if not sep:
+            if i + 1 < len(args) and not args[i + 1].startswith("--"):
+                value, i = args[i + 1], i + 1
+            else:
+                value = "true"
+        out[name.replace("-", "_")] = parse_options([f"x={value}"], token)["x"]
+        i += 1
+    return out
+
+
 def parse_roles(
     models: list[str] | None, base_urls: list[str] | None, key_envs: list[str] | None
 ) -> dict[str, Any]:
@@ -106,8 +126,12 @@ def build_app() -> typer.Typer:
             force=True,
         )
 
-    @app.command("run")
+    @app.command(
+        "run",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )
     def run_cmd(
+        ctx: typer.Context,
         benchmark: Annotated[
             str | None, typer.Argument(help="benchmark name, e.g. griddag")
         ] = None,
@@ -158,7 +182,10 @@ def build_app() -> typer.Typer:
         runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = RUNS_DIR,
         no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
     ) -> None:
-        """Run (or resume) a benchmark, or a suite, and write its run directory."""
+        """Run (or resume) a benchmark, or a suite, and write its run directory.
+
+        Options not listed here are the benchmark's own (`--max-steps 30` = `-b max_steps=30`).
+        """
         from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
         from forkingpaths.core.registry import make_benchmark
         from forkingpaths.models.base import ModelParams
@@ -185,7 +212,21 @@ def build_app() -> typer.Typer:
             return
         if benchmark is None:
             raise ConfigError("name a BENCHMARK (see `forkingpaths list`) or pass --suite quick")
-        bench = make_benchmark(benchmark, **parse_options(benchmark_option, "--benchmark-option"))
+        bench_options = parse_options(benchmark_option, "--benchmark-option")
+        extra = parse_extra_options(ctx.args)
+        for key, value in extra.items():
+            if key in bench_options:
+                raise ConfigError(f"benchmark option {key!r} given twice (--{key} and -b)")
+            bench_options[key] = value
+        try:
+            bench = make_benchmark(benchmark, **bench_options)
+        except ConfigError as exc:
+            if not extra:
+                raise
+            flags = ", ".join(f"--{k.replace('_', '-')}" for k in extra)
+            raise ConfigError(
+                f"No such option: {flags} (not a `run` option; as a benchmark option: {exc})"
+            ) from None
         if agent is None:
             raise ConfigError(
                 f"--agent is required; {bench.name} has: {', '.join(sorted(bench.agents))}"

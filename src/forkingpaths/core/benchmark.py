@@ -108,6 +108,9 @@ class Benchmark(ABC):
     model_roles: ClassVar[Mapping[str, str]] = {}
     """Models the protocol itself calls (role -> what for), e.g. a judge; the user configures
     them with `--role ROLE=MODEL` and `run_episode` receives them in `roles`."""
+    roles_default_to_agent: ClassVar[frozenset[str]] = frozenset()
+    """Roles played by the agent's own model when the user configures none (TurtleSoup's
+    symmetric design: the questioner's model also answers)."""
 
     def __init__(self, **options: Any) -> None:
         self.options = options

@@ -48,6 +48,9 @@ class EpisodeContext:
         meter = meter or UsageMeter()
         model = build_model(self.spec, self.options, meter)
         roles = build_role_models(self.spec, self.options, meter)
+        if model is not None:
+            for role in benchmark.roles_default_to_agent - roles.keys():
+                roles[role] = model
         return EpisodeRunner(self.run_id, self.spec, benchmark, model, meter, roles)
 
 

@@ -196,7 +196,9 @@ async def execute_run(
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
             if runner is not None:
-                for model in (runner.model, *runner.roles.values()):
+                # A role may be played by the agent's own model: close each client once.
+                models = {id(m): m for m in (runner.model, *runner.roles.values()) if m}
+                for model in models.values():
                     await _close_model(model)
 
     if budget_hit:
