@@ -272,6 +272,29 @@ def test_tool_nothing_accepts_is_warned(tmp_path: Path) -> None:
     assert issue.line == line_of(text, "name: feather")
 
 
+def test_apply_to_entries_nothing_waits_for_are_warned(tmp_path: Path) -> None:
+    text = VAULT.replace(
+        '      - desc: "A key."\n        apply_to: [safe]',
+        '      - desc: "A key."\n        apply_to: [safe, lever, hook]',
+    )
+    issues = check_scenario(write(tmp_path, text))
+    lever = only(issues, "lists 'lever', but 'lever' never waits for 'key'")
+    assert (
+        lever.severity == "warning"
+        and lever.where == "scenes[0].tools[0].tool.states[0].apply_to[1]"
+    )
+    assert lever.line == line_of(text, 'desc: "A key."')
+    hook = only(issues, "lists 'hook', but 'hook' never waits for 'key'")
+    assert hook.where == "scenes[0].tools[0].tool.states[0].apply_to[2]"
+    assert not errors(issues)
+
+
+def test_a_missing_objective_is_warned(tmp_path: Path) -> None:
+    text = VAULT.replace('  objective: "Open the safe, then get out."\n', "")
+    issue = only(check_scenario(write(tmp_path, text)), "no `objective`")
+    assert (issue.severity, issue.where, issue.line) == ("warning", "scenes[0]", 1)
+
+
 def test_waits_that_no_apply_to_can_satisfy_are_errors(tmp_path: Path) -> None:
     text = VAULT.replace(
         '        apply_to: [door]\n  - position: "On a nail"',
@@ -383,6 +406,8 @@ def test_meta_sibling_is_optional_and_meta_option_wins(tmp_path: Path) -> None:
             25,
         ),
         ("- id: P1_C1", "- id: P1_A", "paths[2].id", "duplicate path id 'P1_A'", 28),
+        ("  start_scene: cell", "  start_scen: cell", "phases[1].start_scen", "unknown key", 11),
+        ("  finish: input(1234", "  finnish: input(1234", "paths[1].finnish", "unknown key", 25),
     ],
 )
 def test_bad_metadata_is_refused_with_line_and_place(

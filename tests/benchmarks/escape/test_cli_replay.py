@@ -138,13 +138,39 @@ def test_replay_forbid_and_crafting_options(room: Path) -> None:
     assert unordered[-1]["bag"] == ["rope"]
 
 
+def test_replay_forbid_matches_other_spellings_and_refuses_before_validity(room: Path) -> None:
+    forbid = ["--forbid", "  APPLY( Rope ,door )", "--forbid", "click(hook)"]
+    stdin = "apply(rope,   DOOR)\nAction: `Click( HOOK )`\ninput(1234, safe)\n"
+    out = records(invoke(["replay", str(room), "--actions", "-", *forbid], stdin))
+    # The first one would fail anyway (no rope in the bag): it is refused all the same.
+    assert [r["valid"] for r in out] == [False, False, True]
+    assert all("blocked" in r["response"] for r in out[:2]) and out[2]["checkpoint"]
+    assert [r["bag"] for r in out] == [[], [], []]
+
+
+def test_replay_plays_an_escapebench_room_with_unordered_crafting(tmp_path: Path) -> None:
+    from tests.benchmarks.escape.test_engine import ESCAPEBENCH_GOLD, ESCAPEBENCH_ROOM
+
+    path = tmp_path / "eb_room.yaml"
+    path.write_text(ESCAPEBENCH_ROOM, encoding="utf-8")
+    stdin = "\n".join(ESCAPEBENCH_GOLD) + "\n"
+    out = records(invoke(["replay", str(path), "--actions", "-", "--crafting", "unordered"], stdin))
+    assert len(out) == len(ESCAPEBENCH_GOLD) and all(r["valid"] for r in out)
+    assert out[-1]["game_end"] and out[-1]["bag"] == []
+    ordered = records(invoke(["replay", str(path), "--actions", "-"], stdin))
+    craft = ESCAPEBENCH_GOLD.index("craft(battery, flashlight)")
+    assert ordered[craft]["response"] == "Nothing happens."
+    light = ESCAPEBENCH_GOLD.index("apply(flashlight, mirror)")
+    assert ordered[light]["response"] == "Nothing happens. Too dark to read it."
+
+
 def test_replay_errors(room: Path, tmp_path: Path) -> None:
     result = invoke(["replay", str(room), "--actions", "-", "--crafting", "sideways"], "")
     assert isinstance(result.exception, ConfigError)
     result = invoke(["replay", str(room), "--actions", str(tmp_path / "missing.txt")])
     assert isinstance(result.exception, InvalidFile) and "cannot read" in str(result.exception)
     bad = tmp_path / "bad.yaml"
-    bad.write_text("- name: a\n  desc: d\n", encoding="utf-8")
+    bad.write_text("- name: a\n  objective: o\n", encoding="utf-8")
     result = invoke(["replay", str(bad), "--actions", "-"], "click(x)\n")
     assert isinstance(result.exception, ScenarioError)
     assert str(result.exception).startswith(f"{bad}:1: scenes[0]:")

@@ -3,16 +3,26 @@ snapshots and the helpers reference agents use."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from forkingpaths.benchmarks.escape.engine import (
     BLOCKED,
+    DEFAULT_OBJECTIVE,
     EscapeGame,
     ParsedAction,
     action_key,
     parse_action,
 )
-from forkingpaths.benchmarks.escape.schema import Scenario, ScenarioError, load_scenario
+from forkingpaths.benchmarks.escape.schema import (
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    resolve_scenario,
+    scenario_names,
+)
+from forkingpaths.core.errors import ConfigError
 
 WORKSHOP = """\
 - name: study
@@ -197,6 +207,8 @@ def play(game: EscapeGame, *actions: str) -> None:
         ("craft ( a ,b ) because it might work (maybe)", ("craft", ("a", "b"))),
         ('input("1,2,3", keypad)', ("input", ("1,2,3", "keypad"))),
         ("input('  2518 ', keypad)", ("input", ("2518", "keypad"))),
+        ("input(  25  18 , Key   Pad)", ("input", ("25  18", "Key Pad"))),
+        ('click(" Wall   Safe ")', ("click", ("Wall Safe",))),
         ("click(captain's log)", ("click", ("captain's log",))),
         ("click(lamp (broken))", ("click", ("lamp (broken)",))),
         ("Move(Go to the hallway)", ("move", ("Go to the hallway",))),
@@ -313,7 +325,6 @@ def test_invisible_and_non_interactable_targets_are_refused(scenario: Scenario) 
     game = EscapeGame(scenario)
     before = game.fingerprint()
     for action, name in [
-        ("click(painting)", "painting"),
         ("click(hidden switch)", "hidden switch"),
         ("click(door key)", "door key"),
         ("click(front door)", "front door"),
@@ -322,7 +333,68 @@ def test_invisible_and_non_interactable_targets_are_refused(scenario: Scenario) 
         result = game.step(action)
         assert not result.valid and not result.success, action
         assert result.response == f"There is no interactable item '{name}' here."
+    # The painting is in view (the scene description lists it) but not interactable.
+    result = game.step("click( PAINTING )")
+    assert not result.valid and result.response == "The painting cannot be interacted with."
     assert game.fingerprint() == before
+
+
+def test_a_visible_non_interactable_item_is_named_as_such_with_a_tool_in_the_bag(
+    scenario: Scenario,
+) -> None:
+    game = EscapeGame(scenario)
+    play(game, "click(drawer)", "click(tape)")
+    before = game.fingerprint()
+    for action in ("apply(tape, painting)", "input(1234, painting)"):
+        result = game.step(action)
+        assert not result.valid and result.response == "The painting cannot be interacted with."
+    # An item of another scene gets the plain answer: nothing is revealed about it.
+    result = game.step("apply(tape, front door)")
+    assert result.response == "There is no interactable item 'front door' here."
+    assert game.fingerprint() == before
+
+
+def test_applying_or_typing_into_a_tool_points_to_craft(scenario: Scenario) -> None:
+    game = EscapeGame(scenario)
+    play(game, "click(drawer)", "click(tape)", "move(hallway)")
+    lying = game.step("apply(tape, crowbar)")  # the crowbar lies here, not yet collected
+    assert not lying.valid
+    assert lying.response == (
+        "The crowbar is a tool, not an item: to combine two tools from your bag, "
+        "use craft(base, ingredient)."
+    )
+    play(game, "click(crowbar)")
+    before = game.fingerprint()
+    assert game.step("apply(tape, Crowbar)").response == lying.response
+    assert "craft(base, ingredient)" in game.step("apply(tape, tape)").response
+    typed = game.step("input(1234, crowbar)")
+    assert not typed.valid and typed.response == (
+        "The crowbar is a tool, not an item: input(text, item) enters text into an item."
+    )
+    assert game.fingerprint() == before
+    # A tool lying in another scene is not named.
+    play(game, "move(study)")
+    result = game.step("apply(tape, hammer)")
+    assert result.response == "There is no interactable item 'hammer' here."
+
+
+def test_canonical_text_never_confirms_a_hidden_name(scenario: Scenario) -> None:
+    # The canonical action reaches agents (ReDNA's memory): a hidden switch, a tool still in
+    # the safe and an unseen garden must come back spelt as typed, like a name that does not
+    # exist, while visible things get the scenario's spelling.
+    game = EscapeGame(scenario)
+    for typed, hidden in [
+        ("click(HIDDEN Switch)", "click(HIDDEN Switch)"),
+        ("click(Door Key)", "click(Door Key)"),
+        ("apply(Door Key, Front Door)", "apply(Door Key, Front Door)"),
+        ("move(Garden)", "move(Garden)"),
+        ("click(Unicorn)", "click(Unicorn)"),
+    ]:
+        assert game.step(typed).action == hidden
+    assert game.step("click(  LAMP )").action == "click(lamp)"
+    assert game.step("move(Go to the HALLWAY)").action == "move(hallway)"
+    play(game, "move(study)", "click(vase)")
+    assert game.step("apply(VASE, Lamp)").action == "apply(Vase, lamp)"  # the tool it became
 
 
 def test_become_tool_puts_the_tool_in_the_bag_and_hides_the_item(scenario: Scenario) -> None:
@@ -342,6 +414,9 @@ def test_move_by_label_and_by_scene_name(scenario: Scenario) -> None:
     bad = game.step("move(garden)")
     assert not bad.valid
     assert bad.response == "'garden' is not a scene you can move to from here; valid: hallway."
+    here = game.step("move( STUDY )")
+    assert not here.valid and not here.success and here.action == "move(study)"
+    assert here.response == "You are already in study." and game.scene == "study"
     play(game, "move(hallway)")
     hidden = game.step("move(Climb through the window)")
     assert not hidden.valid and "valid: study." in hidden.response
@@ -353,6 +428,9 @@ def test_input_is_exact_and_case_sensitive_after_trimming(scenario: Scenario) ->
     wrong = game.step("input(411, wall safe)")
     assert wrong.valid and not wrong.success
     assert wrong.response == "Nothing happens. The door holds firm."
+    # Only the ends are trimmed: inner spaces of a typed string stay, quoted or not.
+    for spaced in ("input(04 11, wall safe)", "input(' 04  11 ', wall safe)"):
+        assert not game.step(spaced).success, spaced
     right = game.step("input(' 0411 ', Wall Safe)")
     assert right.action == "input(0411, wall safe)" and right.target == "wall safe"
     assert right.success and right.checkpoint and not right.game_end
@@ -414,7 +492,13 @@ def test_craft_needs_two_different_bag_tools(scenario: Scenario) -> None:
         game.step("craft(tape, tape)").response == "craft needs two different tools from your bag."
     )
     assert game.step("craft(tape, hammer)").response == "'hammer' is not in your bag."
-    with pytest.raises(ValueError, match="crafting"):
+    # An item in view as the ingredient points to apply.
+    assert game.step("craft(tape, Wall Safe)").response == (
+        "The wall safe is an item, not a tool: to use a tool from your bag on it, "
+        "use apply(tool, item)."
+    )
+    assert game.step("craft(tape, front door)").response == "'front door' is not in your bag."
+    with pytest.raises(ConfigError, match="crafting"):
         EscapeGame(scenario, crafting="sideways")  # type: ignore[arg-type]
 
 
@@ -475,6 +559,17 @@ def test_unrecognised_text_is_an_invalid_step(scenario: Scenario) -> None:
     )
 
 
+def test_a_known_action_with_the_wrong_arguments_gets_its_usage(scenario: Scenario) -> None:
+    game = EscapeGame(scenario)
+    result = game.step("input(1,2,3, keypad)")
+    assert not result.valid and result.action is None
+    assert result.response == (
+        "Unrecognised action 'input(1,2,3, keypad)'. Write it as input(text, item); "
+        "quote a text that holds a comma."
+    )
+    assert game.step("Apply(hammer)").response.endswith("Write it as apply(tool, item).")
+
+
 # ---- state ----
 
 
@@ -492,6 +587,60 @@ def test_snapshot_restore_round_trip(scenario: Scenario) -> None:
     assert (game.fingerprint(), game.scene, game.bag) == state
 
 
+def test_restore_refuses_what_is_no_snapshot_of_this_scenario(scenario: Scenario) -> None:
+    game = EscapeGame(scenario)
+    with pytest.raises(ConfigError, match="expected an EscapeState from snapshot"):
+        game.restore(("study", False))  # type: ignore[arg-type]
+    other = load_scenario(CELL, name="cell")
+    with pytest.raises(ConfigError, match="taken in scenario 'cell', this game plays 'workshop'"):
+        game.restore(EscapeGame(other).snapshot())
+    # The same scenario loaded twice is the same scenario.
+    again = EscapeGame(load_scenario(workshop_text(), name="workshop"))
+    play(again, "click(drawer)")
+    game.restore(again.snapshot())
+    assert game.fingerprint() == again.fingerprint()
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_restore_then_replay_gives_the_same_responses_and_worlds(name: str) -> None:
+    """Fuzz: random play, a snapshot at a random step, restore, replay the rest; every result,
+    fingerprint, scene and bag must repeat, in the same game and in a fresh one."""
+    scenario = load_scenario(resolve_scenario(name))
+    codes = sorted(
+        {
+            wait.arg or ""
+            for item in scenario.items
+            for state in item.states
+            for tr in state.transitions
+            for wait in tr.wait_for
+            if wait.kind == "input"
+        }
+    )
+    rng = random.Random(name)
+    for _ in range(25):
+        crafting = rng.choice(["ordered", "unordered"])
+        game = EscapeGame(scenario, crafting=crafting)  # type: ignore[arg-type]
+        length = rng.randint(1, 80)
+        cut = rng.randint(0, length - 1)
+        tail: list[tuple[str, object]] = []
+        snap = game.snapshot()
+        for t in range(length):
+            if t == cut:
+                snap = game.snapshot()
+            pool = [*game.candidate_actions(), "click(nothing)", "craft(a, b)", "wait"]
+            tried = rng.sample(codes, min(3, len(codes)))
+            pool += [f"input({c}, {i})" for c in tried for i in game.interactable_items()]
+            action = rng.choice(pool)
+            result = game.step(action)
+            if t >= cut:
+                tail.append((action, (result, game.fingerprint(), game.scene, game.bag)))
+        for target in (game, EscapeGame(scenario, crafting=crafting)):  # type: ignore[arg-type]
+            target.restore(snap)
+            for action, expected in tail:
+                result = target.step(action)
+                assert (result, target.fingerprint(), target.scene, target.bag) == expected
+
+
 def test_two_games_of_one_scenario_are_independent(scenario: Scenario) -> None:
     one, two = EscapeGame(scenario), EscapeGame(scenario)
     play(one, "click(drawer)", "click(tape)", "move(hallway)")
@@ -504,6 +653,218 @@ def test_fingerprint_ignores_position(scenario: Scenario) -> None:
     before = game.fingerprint()
     play(game, "move(hallway)")
     assert game.fingerprint() == before
+
+
+# ---- an EscapeBench-style room ----
+
+ESCAPEBENCH_ROOM = """\
+- name: living room
+  desc: A living room with a cabinet and a locked exit door.
+  scene_relations:
+    To the cabinet close-up: cabinet close-up
+    To the bathroom: bathroom
+    To the kitchen: kitchen
+  items:
+  - position: Beside the wall
+    item:
+      name: cabinet
+      interactable: True
+      states:
+      - desc: An old cabinet.
+        neg_reward: Perhaps you should see it up close
+        transitions:
+        - wait_for:
+          - click
+          trigger:
+          - change_visible, scene, cabinet close-up, True
+          - change_interact, False
+          reward: you can see the cabinet up close now.
+  - position: Right side
+    item:
+      name: exit door
+      states:
+      - desc: A locked door with a 4-digit keypad.
+        neg_reward: The door is locked.
+        transitions:
+        - wait_for:
+          - input, 4713
+          trigger:
+          - change_interact, False
+          reward: The exit door unlocks. GAME END!
+- name: cabinet close-up
+  desc: A closer look at the cabinet.
+  visible: False
+  scene_relations:
+    Back to the living room: living room
+  items:
+  - position: On top
+    item:
+      name: vase
+      states:
+      - desc: A small vase that could be carried.
+        transitions:
+        - wait_for:
+          - click
+          trigger:
+          - become_tool, vase shard
+          reward: The vase breaks as you pick it up; you keep a shard.
+  - position: Beside the vase
+    item:
+      name: telephone
+      states:
+      - desc: An old rotary telephone with no dial tone.
+  tools:
+  - position: On top
+    tool:
+      name: shard_1
+      visible: True
+      states:
+      - desc: A piece of broken mirror.
+        apply_to:
+        - mirror
+  - position: On top
+    tool:
+      name: vase shard
+      visible: False
+      states:
+      - desc: A curved shard of mirrored glass from the vase.
+        apply_to:
+        - mirror
+- name: bathroom
+  desc: A bathroom with a broken mirror.
+  scene_relations:
+    To the living room: living room
+  items:
+  - position: On the wall
+    item:
+      name: mirror
+      interactable: True
+      states:
+      - desc: The mirror is missing four pieces.
+        neg_reward: The mirror is incomplete.
+        transitions:
+        - wait_for:
+          - apply, shard_1
+          - apply, shard_2
+          - apply, shard_3
+          - apply, vase shard
+          trigger:
+          - change_state, 1
+          reward: The mirror is complete. It is dark in here though.
+      - desc: The mirror is complete but the room is dark.
+        neg_reward: Too dark to read it.
+        transitions:
+        - wait_for:
+          - apply, flashlight
+          trigger:
+          - change_state, 2
+          - change_interact, False
+          reward: The light reveals '4713' written on the mirror.
+      - desc: The mirror shows 4713.
+  tools:
+  - position: On the sink
+    tool:
+      name: shard_2
+      states:
+      - desc: A piece of broken mirror.
+        apply_to:
+        - mirror
+- name: kitchen
+  desc: A kitchen.
+  scene_relations:
+    To the living room: living room
+  tools:
+  - position: On the counter
+    tool:
+      name: shard_3
+      states:
+      - desc: A piece of broken mirror.
+        apply_to:
+        - mirror
+  - position: In the drawer
+    tool:
+      name: flashlight
+      visible: True
+      states:
+      - desc: A flashlight without power.
+        wait_for:
+        - battery
+      - desc: The flashlight now has a battery.
+        apply_to:
+        - mirror
+  - position: In the drawer
+    tool:
+      name: battery
+      states:
+      - desc: A battery.
+        apply_to:
+        - flashlight
+"""
+"""EscapeBench's dialect (game1-1.yaml): no objective, comma-string entries, `True`/`False`,
+close-up scenes shown by a click, items with desc-only states, a four-shard mirror, a flashlight
+crafted with a battery, and a become_tool."""
+
+ESCAPEBENCH_GOLD = [
+    "click(cabinet)",
+    "move(To the cabinet close-up)",
+    "click(telephone)",
+    "click(shard_1)",
+    "click(vase)",
+    "move(living room)",
+    "move(kitchen)",
+    "click(shard_3)",
+    "click(flashlight)",
+    "click(battery)",
+    "craft(battery, flashlight)",
+    "move(living room)",
+    "move(bathroom)",
+    "click(shard_2)",
+    "apply(shard_1, mirror)",
+    "apply(shard_2, mirror)",
+    "apply(shard_3, mirror)",
+    "apply(vase shard, mirror)",
+    "apply(flashlight, mirror)",
+    "move(living room)",
+    "input(4713, exit door)",
+]
+
+
+def test_an_escapebench_room_plays_to_game_end_with_unordered_crafting() -> None:
+    scenario = load_scenario(ESCAPEBENCH_ROOM, name="eb_room")
+    game = EscapeGame(scenario, crafting="unordered")
+    assert game.objective == DEFAULT_OBJECTIVE
+    assert game.valid_scene_names() == ["bathroom", "kitchen"]  # the close-up is hidden
+    results = [game.step(action) for action in ESCAPEBENCH_GOLD]
+    assert all(r.valid for r in results), [(r.action, r.response) for r in results if not r.valid]
+    by_action = dict(zip(ESCAPEBENCH_GOLD, results, strict=True))
+    assert by_action["click(telephone)"].response == (
+        "You examine the telephone: An old rotary telephone with no dial tone."
+    )
+    assert by_action["click(vase)"].collected == ("vase shard",)
+    assert by_action["craft(battery, flashlight)"].target == "flashlight"
+    shards = [by_action[f"apply({s}, mirror)"] for s in ("shard_1", "shard_2", "shard_3")]
+    assert all(r.success and r.response == "The mirror still needs something more." for r in shards)
+    assert by_action["apply(vase shard, mirror)"].response.endswith("It is dark in here though.")
+    assert results[-1].game_end and game.game_over and game.bag == []
+    assert not any(r.checkpoint for r in results)
+
+
+def test_escapebench_crafting_is_order_sensitive_only_in_ordered_mode() -> None:
+    scenario = load_scenario(ESCAPEBENCH_ROOM, name="eb_room")
+    to_kitchen = ["move(kitchen)", "click(flashlight)", "click(battery)"]
+    ordered = EscapeGame(scenario)
+    play(ordered, *to_kitchen)
+    wrong = ordered.step("craft(battery, flashlight)")
+    assert wrong.valid and not wrong.success and wrong.response == "Nothing happens."
+    assert ordered.bag == ["flashlight", "battery"] and ordered.tool_state("flashlight") == 0
+    right = ordered.step("craft(flashlight, battery)")
+    assert right.success and ordered.bag == ["flashlight"]
+    assert ordered.tool_state("flashlight") == 1
+    unordered = EscapeGame(scenario, crafting="unordered")
+    play(unordered, *to_kitchen)
+    swapped = unordered.step("craft(Battery, FLASHLIGHT)")
+    assert swapped.success and swapped.action == "craft(battery, flashlight)"
+    assert unordered.bag == ["flashlight"] and unordered.tool_state("flashlight") == 1
 
 
 # ---- helpers for reference agents ----
@@ -535,6 +896,23 @@ def test_candidate_actions_route_and_locate(scenario: Scenario) -> None:
     assert game.locate("tape") is None  # in the bag
     assert game.locate("hidden switch") is None
     assert game.locate("painting") == "study"
+
+
+CELL = """\
+- name: cell
+  desc: "A bare cell."
+  items:
+  - item:
+      name: cot
+      states:
+      - desc: "An iron cot."
+"""
+
+
+def test_a_scenario_without_objective_shows_the_default_one() -> None:
+    # EscapeBench's files carry no objective.
+    game = EscapeGame(load_scenario(CELL, name="cell"))
+    assert game.scenario.objective == "" and game.objective == DEFAULT_OBJECTIVE
 
 
 def test_a_flat_list_is_one_entry() -> None:

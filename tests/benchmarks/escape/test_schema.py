@@ -213,13 +213,103 @@ def test_not_a_list_of_scenes(text: str) -> None:
     assert "list of scenes" in err.problem or "a scene must be a mapping" in err.problem
 
 
-def test_missing_scene_name_desc_and_objective() -> None:
+def test_missing_scene_name_and_desc() -> None:
     err = refusal("- objective: o\n  desc: d\n")
     assert (err.line, err.where) == (1, "scenes[0]") and "`name`" in err.problem
     err = refusal("- name: a\n  objective: o\n  desc: d\n- name: b\n")
     assert (err.line, err.where) == (4, "scenes[1]") and "`desc`" in err.problem
-    err = refusal("- name: a\n  desc: d\n")
-    assert (err.line, err.where) == (1, "scenes[0]") and "`objective`" in err.problem
+
+
+def test_objective_is_optional_as_in_escapebench_but_only_on_the_first_scene() -> None:
+    scenario = load("- name: a\n  desc: d\n  image_path: a.png\n")
+    assert scenario.objective == ""
+    err = refusal("- name: a\n  objective: o\n  desc: d\n- name: b\n  objective: p\n  desc: d\n")
+    assert (err.line, err.where) == (5, "scenes[1].objective")
+    assert "only the first scene carries `objective`" in err.problem
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "at"),
+    [
+        ("  visible: TRUE\n", "  visable: TRUE\n", "scenes[0].visable", "visable"),
+        (
+            '  - position: "On the wall"',
+            '  - place: "On the wall"',
+            "scenes[0].items[0].place",
+            "place",
+        ),
+        (
+            "      interactable: False",
+            "      interactible: False",
+            "scenes[0].items[0].item.interactible",
+            "interactible",
+        ),
+        (
+            '        neg_reward: "It holds."',
+            '        neg-reward: "It holds."',
+            "scenes[0].items[0].item.states[0].neg-reward",
+            "neg-reward",
+        ),
+        (
+            '          reward: "Open. CHECKPOINT!"',
+            '          rewards: "Open. CHECKPOINT!"',
+            "scenes[0].items[0].item.states[0].transitions[0].rewards",
+            "rewards",
+        ),
+        (
+            "          trigger: [change_state, 1]\n",
+            "          triggers: [change_state, 1]\n",
+            "scenes[0].items[0].item.states[0].transitions[0].triggers",
+            "triggers",
+        ),
+        (
+            '      visible: false\n      states:\n      - desc: "A key."',
+            '      hidden: true\n      states:\n      - desc: "A key."',
+            "scenes[0].tools[0].tool.hidden",
+            "hidden",
+        ),
+        (
+            "        apply_to: [wall safe]",
+            "        applies_to: [wall safe]",
+            "scenes[0].tools[0].tool.states[0].applies_to",
+            "applies_to",
+        ),
+    ],
+)
+def test_unknown_keys_are_refused(old: str, new: str, where: str, at: str) -> None:
+    # A misspelt `triggers:` used to turn a transition into a silent dead end.
+    text = ROOM.replace(old, new, 1)
+    err = refusal(text)
+    assert err.where == where and "unknown key" in err.problem
+    assert err.line == line_of(text, at)
+
+
+def test_repeated_keys_and_move_labels_are_refused() -> None:
+    text = ROOM.replace("      name: key\n", "      name: key\n      name: spare key\n")
+    err = refusal(text)
+    assert err.where == "scenes[0].tools[0].tool.name" and "duplicate key `name`" in err.problem
+    assert err.line == line_of(text, "name: spare key")
+    text = ROOM.replace("    Back: Study\n", "    Back: Study\n    back: hallway\n")
+    err = refusal(text)
+    assert err.where == "scenes[1].scene_relations" and "duplicate move label 'back'" in err.problem
+    assert err.line == line_of(text, "back: hallway")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            'name: vase\n      states:\n      - desc: "A vase."',
+            'name: vase, blue\n      states:\n      - desc: "A vase."',
+        ),
+        ("name: pipe head", "name: pipe (head"),
+        ("    Back: Study", "    'Back, quickly': Study"),
+        ("- name: hallway", '- name: "\'hallway"'),
+    ],
+)
+def test_names_that_an_action_could_not_spell_are_refused(old: str, new: str) -> None:
+    err = refusal(ROOM.replace(old, new, 1))
+    assert "cannot be written in an action" in err.problem
 
 
 def one_item(transition: str, *, extra_states: str = "", scene_extra: str = "") -> str:

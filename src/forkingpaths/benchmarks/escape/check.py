@@ -90,6 +90,13 @@ def lint_scenario(scenario: Scenario, file: str) -> list[CheckIssue]:
     def report(line: int, where: str, message: str, severity: Severity = "error") -> None:
         issues.append(CheckIssue(file, line, where, message, severity))
 
+    if not scenario.objective:
+        report(
+            scenario.scenes[0].line,
+            "scenes[0]",
+            "the first scene has no `objective`: agents are shown a generic one",
+            "warning",
+        )
     item_where = {}
     tool_where = {}
     for scene in scenario.scenes:
@@ -175,6 +182,16 @@ def lint_scenario(scenario: Scenario, file: str) -> list[CheckIssue]:
     for tool in scenario.tools:
         where = tool_where[tool.index]
         for k, state in enumerate(tool.states):
+            for m, target_name in enumerate(state.apply_to):
+                if not _accepts(scenario, target_name, tool.index):
+                    report(
+                        state.line,
+                        f"{where}.states[{k}].apply_to[{m}]",
+                        f"lists {target_name!r}, but {target_name!r} never waits for "
+                        f"{tool.name!r}: that apply or craft can only do nothing",
+                        "warning",
+                    )
+        for k, state in enumerate(tool.states):
             if k not in tool_reach[tool.index]:
                 report(
                     state.line,
@@ -234,6 +251,22 @@ def lint_scenario(scenario: Scenario, file: str) -> list[CheckIssue]:
             )
     issues.sort(key=lambda i: i.line)
     return issues
+
+
+def _accepts(scenario: Scenario, name: str, tool: int) -> bool:
+    """Whether item or base tool `name` waits for `tool` anywhere (a transition's `apply`, a
+    state's `wait_for`)."""
+    item = scenario.find_item(name)
+    if item is not None:
+        return any(
+            wait.kind == "apply" and wait.tool == tool
+            for state in item.states
+            for tr in state.transitions
+            for wait in tr.wait_for
+        )
+    base = scenario.find_tool(name)
+    key = fold(scenario.tools[tool].name)
+    return base is not None and any(key in state.wait_for_keys for state in base.states)
 
 
 # ---- the path metadata ----

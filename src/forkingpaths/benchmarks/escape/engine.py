@@ -9,22 +9,37 @@ names all come back as an `ActionResult` with `valid=False` and a response sayin
 Choices the contract leaves open: a transition that fired is spent (its waits stay satisfied)
 until its item re-enters that state through `change_state`, which re-arms the state's
 transitions; when several transitions of a state match an apply or input, the first in file
-order takes it; real transitions take precedence over feedback transitions.
+order takes it; real transitions take precedence over feedback transitions. Feedback on an
+invalid action tells no more than the observation shows: a hidden object reads like one that
+does not exist, and canonical text spells only visible names as the scenario does.
 """
 
 from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Collection, Hashable
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 from forkingpaths.benchmarks.escape.schema import Item, Scenario, Transition, fold, tidy
+from forkingpaths.core.errors import ConfigError
 
 ActionKind = Literal["click", "apply", "input", "craft", "move"]
 
-ARITY: dict[str, int] = {"click": 1, "apply": 2, "input": 2, "craft": 2, "move": 1}
+ARITY: Mapping[str, int] = MappingProxyType(
+    {"click": 1, "apply": 2, "input": 2, "craft": 2, "move": 1}
+)
+USAGE: Mapping[str, str] = MappingProxyType(
+    {
+        "click": "click(x)",
+        "apply": "apply(tool, item)",
+        "input": "input(text, item); quote a text that holds a comma",
+        "craft": "craft(base, ingredient)",
+        "move": "move(scene)",
+    }
+)
 
 BAG = -1
 """Tool location: in the agent's bag (a location >= 0 is a scene index)."""
@@ -33,11 +48,14 @@ GONE = -2
 
 GAME_END = "GAME END!"
 CHECKPOINT = "CHECKPOINT!"
+DEFAULT_OBJECTIVE = "Find a way out of the room."
+"""Shown when the scenario file has no `objective` (EscapeBench's files)."""
 
 UNRECOGNISED = (
     "Unrecognised action {text}. Use click(x), apply(tool, item), input(text, item), "
     "craft(base, ingredient) or move(scene)."
 )
+WRONG_ARITY = "Unrecognised action {text}. Write it as {usage}."
 BLOCKED = (
     "That finish action is blocked in this attempt: it completed a path in an earlier attempt. "
     "Try a different approach."
@@ -77,7 +95,10 @@ def parse_action(text: str) -> ParsedAction | None:
     if args is None or len(args) != arity:
         return None
     for i, arg in enumerate(args):
-        if not arg and not (kind == "input" and i == 0):
+        if kind == "input" and i == 0:
+            continue  # a typed string is matched exactly: inner spaces are kept
+        args[i] = tidy(arg)
+        if not args[i]:
             return None
     return ParsedAction(kind, tuple(args))  # type: ignore[arg-type]
 
@@ -123,7 +144,7 @@ def _split_args(text: str, i: int) -> list[str] | None:
                 j += 1
             if j >= n:
                 return None
-            args.append(tidy(text[i:j]))
+            args.append(text[i:j].strip())
             end = j
         if text[end] == ")":
             return args
@@ -196,7 +217,30 @@ def _invalid(action: str | None, kind: ActionKind | None, response: str) -> Acti
     return ActionResult(action, kind, None, False, False, response)
 
 
+def _unrecognised(action: object) -> str:
+    """Feedback on text that is no action: the usage of the action it starts like, if any."""
+    text = " ".join(str(action).split())
+    shown_text = repr(text if len(text) <= 60 else text[:57] + "...")
+    head = _HEAD.match(text)
+    kind = head.group(1).lower() if head else ""
+    if kind in USAGE:
+        return WRONG_ARITY.format(text=shown_text, usage=USAGE[kind])
+    return UNRECOGNISED.format(text=shown_text)
+
+
 # ---- the game ----
+
+
+@dataclass(frozen=True)
+class EscapeState:
+    """Everything an `EscapeGame` changes while playing, as `snapshot()` returns it."""
+
+    scenario: Scenario = field(repr=False, compare=False)
+    """The scenario it was taken in (`restore` refuses a state of another one)."""
+    scene: int
+    over: bool
+    world: tuple[tuple[int, ...], ...]
+    """`EscapeGame.fingerprint()`: per item, tool, scene and transition, every flag and index."""
 
 
 class EscapeGame:
@@ -209,7 +253,7 @@ class EscapeGame:
         crafting: Literal["ordered", "unordered"] = "ordered",
     ) -> None:
         if crafting not in ("ordered", "unordered"):
-            raise ValueError(f"crafting must be 'ordered' or 'unordered', got {crafting!r}")
+            raise ConfigError(f"crafting must be 'ordered' or 'unordered', got {crafting!r}")
         self._s = scenario
         self._unordered = crafting == "unordered"
         self._scene = 0
@@ -235,7 +279,8 @@ class EscapeGame:
 
     @property
     def objective(self) -> str:
-        return self._s.objective
+        """The scenario's objective, or `DEFAULT_OBJECTIVE` when its file states none."""
+        return self._s.objective or DEFAULT_OBJECTIVE
 
     @property
     def scene(self) -> str:
@@ -254,54 +299,38 @@ class EscapeGame:
 
     # ---- state ----
 
-    def snapshot(self) -> tuple[object, ...]:
-        """An opaque copy of the whole mutable state (definitions are shared, not copied)."""
-        return (
-            self._scene,
-            self._over,
-            self._item_state[:],
-            self._item_vis[:],
-            self._item_int[:],
-            self._sat[:],
-            self._tool_state[:],
-            self._tool_vis[:],
-            self._tool_loc[:],
-            self._tool_applied[:],
-            self._tool_waited[:],
-            self._scene_vis[:],
-            self._bag[:],
-        )
+    def snapshot(self) -> EscapeState:
+        """The whole mutable state as an immutable value (definitions are shared, not copied)."""
+        return EscapeState(self._s, self._scene, self._over, self.fingerprint())
 
-    def restore(self, snap: tuple[object, ...]) -> None:
+    def restore(self, state: EscapeState) -> None:
         """Put back a `snapshot()` of a game of the same scenario (the snapshot stays usable)."""
+        if not isinstance(state, EscapeState):
+            raise ConfigError(
+                "EscapeGame.restore: expected an EscapeState from snapshot(), "
+                f"got {type(state).__name__}"
+            )
+        if state.scenario is not self._s and state.scenario != self._s:
+            raise ConfigError(
+                f"EscapeGame.restore: the state was taken in scenario {state.scenario.id!r}, "
+                f"this game plays {self._s.id!r}"
+            )
+        self._scene, self._over = state.scene, state.over
         (
-            self._scene,
-            self._over,
-            item_state,
-            item_vis,
-            item_int,
-            sat,
-            tool_state,
-            tool_vis,
-            tool_loc,
-            tool_applied,
-            tool_waited,
-            scene_vis,
-            bag,
-        ) = snap  # type: ignore[assignment]
-        self._item_state = item_state[:]  # type: ignore[index]
-        self._item_vis = item_vis[:]  # type: ignore[index]
-        self._item_int = item_int[:]  # type: ignore[index]
-        self._sat = sat[:]  # type: ignore[index]
-        self._tool_state = tool_state[:]  # type: ignore[index]
-        self._tool_vis = tool_vis[:]  # type: ignore[index]
-        self._tool_loc = tool_loc[:]  # type: ignore[index]
-        self._tool_applied = tool_applied[:]  # type: ignore[index]
-        self._tool_waited = tool_waited[:]  # type: ignore[index]
-        self._scene_vis = scene_vis[:]  # type: ignore[index]
-        self._bag = bag[:]  # type: ignore[index]
+            self._item_state,
+            self._item_vis,
+            self._item_int,
+            self._sat,
+            self._tool_state,
+            self._tool_vis,
+            self._tool_loc,
+            self._tool_applied,
+            self._tool_waited,
+            self._scene_vis,
+            self._bag,
+        ) = map(list, state.world)
 
-    def fingerprint(self) -> Hashable:
+    def fingerprint(self) -> tuple[tuple[int, ...], ...]:
         """The world state without the current scene: equal fingerprints, equal worlds."""
         return (
             tuple(self._item_state),
@@ -334,10 +363,7 @@ class EscapeGame:
         execution in this attempt."""
         parsed = parse_action(action)
         if parsed is None:
-            shown_text = " ".join(str(action).split())
-            if len(shown_text) > 60:
-                shown_text = shown_text[:57] + "..."
-            return _invalid(None, None, UNRECOGNISED.format(text=repr(shown_text)))
+            return _invalid(None, None, _unrecognised(action))
         kind, args = parsed.kind, parsed.args
         names = self._canonical(kind, args)
         canonical = format_action(kind, names)
@@ -359,38 +385,49 @@ class EscapeGame:
         return self._move(canonical, args[0])
 
     def _canonical(self, kind: str, args: tuple[str, ...]) -> list[str]:
+        """Names spelt as in the scenario for what the agent can see now (an item or tool in
+        view here, a bag tool, a visible neighbour, the current scene) and as typed otherwise,
+        so that the canonical text never confirms that something hidden exists."""
         s = self._s
+        here = self._scene
         out = []
         for i, arg in enumerate(args):
-            key = fold(arg)
             if kind == "input" and i == 0:
                 out.append(arg.strip())
-            elif kind == "move":
-                dest = s.move_ids[self._scene].get(key)
-                if dest is None:
-                    dest = s.scene_ids.get(key)
-                out.append(tidy(arg) if dest is None else s.scenes[dest].name)
-            elif key in s.item_ids and (kind == "click" or (i == 1 and kind != "craft")):
-                out.append(s.items[s.item_ids[key]].name)
-            elif key in s.tool_ids:
-                out.append(s.tools[s.tool_ids[key]].name)
-            elif key in s.item_ids:
-                out.append(s.items[s.item_ids[key]].name)
+                continue
+            key = fold(arg)
+            name = None
+            if kind == "move":
+                dest = s.move_ids[here].get(key, -1)
+                if dest >= 0 and self._scene_vis[dest]:
+                    name = s.scenes[dest].name
+                elif key == fold(s.scenes[here].name):
+                    name = s.scenes[here].name
             else:
-                out.append(tidy(arg))
+                item = self._item_in_view(key)
+                tool = s.tool_ids.get(key, -1)
+                item_seen = item >= 0
+                loc = self._tool_loc[tool] if tool >= 0 else GONE
+                tool_seen = loc == BAG or (loc == here and self._tool_vis[tool])
+                prefer_item = kind == "click" or (i == 1 and kind != "craft")
+                if item_seen and (prefer_item or not tool_seen):
+                    name = s.items[item].name
+                elif tool_seen:
+                    name = s.tools[tool].name
+            out.append(tidy(arg) if name is None else name)
         return out
+
+    def _item_in_view(self, key: str) -> int:
+        """Index of the visible item of the current scene with folded name `key`, else -1."""
+        index = self._s.item_ids.get(key, -1)
+        if index >= 0 and self._s.items[index].scene == self._scene and self._item_vis[index]:
+            return index
+        return -1
 
     def _here_item(self, name: str) -> int:
         """Index of a visible, interactable item of the current scene, else -1."""
-        index = self._s.item_ids.get(fold(name), -1)
-        if (
-            index >= 0
-            and self._s.items[index].scene == self._scene
-            and self._item_vis[index]
-            and self._item_int[index]
-        ):
-            return index
-        return -1
+        index = self._item_in_view(fold(name))
+        return index if index >= 0 and self._item_int[index] else -1
 
     def _bag_tool(self, name: str) -> int:
         index = self._s.tool_ids.get(fold(name), -1)
@@ -417,7 +454,30 @@ class EscapeGame:
             )
         if tool >= 0 and self._tool_loc[tool] == BAG:
             return _invalid(canonical, "click", f"The {s.tools[tool].name} is already in your bag.")
-        return _invalid(canonical, "click", f"There is no interactable item {tidy(name)!r} here.")
+        return self._no_item(canonical, "click", name)
+
+    def _no_item(self, canonical: str, kind: ActionKind, name: str) -> ActionResult:
+        """Why `name` is no target here, telling only what the observation already shows: an
+        item in view that is not interactable, a tool (to be crafted, not applied to), or
+        nothing of that name here."""
+        s = self._s
+        key = fold(name)
+        index = self._item_in_view(key)
+        if index >= 0:
+            return _invalid(
+                canonical, kind, f"The {s.items[index].name} cannot be interacted with."
+            )
+        tool = s.tool_ids.get(key, -1)
+        if tool >= 0 and kind != "click":
+            loc = self._tool_loc[tool]
+            if loc == BAG or (loc == self._scene and self._tool_vis[tool]):
+                tool_name = s.tools[tool].name
+                if kind == "apply":
+                    hint = "to combine two tools from your bag, use craft(base, ingredient)"
+                else:
+                    hint = "input(text, item) enters text into an item"
+                return _invalid(canonical, kind, f"The {tool_name} is a tool, not an item: {hint}.")
+        return _invalid(canonical, kind, f"There is no interactable item {tidy(name)!r} here.")
 
     def _click_item(self, canonical: str, index: int) -> ActionResult:
         item = self._s.items[index]
@@ -470,9 +530,7 @@ class EscapeGame:
             return _invalid(canonical, "apply", f"{tidy(tool_name)!r} is not in your bag.")
         index = self._here_item(item_name)
         if index < 0:
-            return _invalid(
-                canonical, "apply", f"There is no interactable item {tidy(item_name)!r} here."
-            )
+            return self._no_item(canonical, "apply", item_name)
         t_def = s.tools[tool]
         item = s.items[index]
         t_state = t_def.states[self._tool_state[tool]]
@@ -523,9 +581,7 @@ class EscapeGame:
     def _input(self, canonical: str, text: str, item_name: str) -> ActionResult:
         index = self._here_item(item_name)
         if index < 0:
-            return _invalid(
-                canonical, "input", f"There is no interactable item {tidy(item_name)!r} here."
-            )
+            return self._no_item(canonical, "input", item_name)
         item = self._s.items[index]
         state = item.states[self._item_state[index]]
         sat = self._sat
@@ -566,6 +622,14 @@ class EscapeGame:
             return _invalid(canonical, "craft", f"{tidy(base_name)!r} is not in your bag.")
         ingredient = self._bag_tool(ingredient_name)
         if ingredient < 0:
+            item = self._item_in_view(fold(ingredient_name))
+            if item >= 0:
+                return _invalid(
+                    canonical,
+                    "craft",
+                    f"The {self._s.items[item].name} is an item, not a tool: to use a tool from "
+                    "your bag on it, use apply(tool, item).",
+                )
             return _invalid(canonical, "craft", f"{tidy(ingredient_name)!r} is not in your bag.")
         if base == ingredient:
             return _invalid(canonical, "craft", "craft needs two different tools from your bag.")
@@ -625,6 +689,8 @@ class EscapeGame:
             return ActionResult(
                 canonical, "move", None, True, True, f"You move to {s.scenes[dest].name}."
             )
+        if dest < 0 and key == fold(s.scenes[self._scene].name):
+            return _invalid(canonical, "move", f"You are already in {s.scenes[self._scene].name}.")
         valid = ", ".join(self.valid_scene_names()) or "(none)"
         return _invalid(
             canonical,

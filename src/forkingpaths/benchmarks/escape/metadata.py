@@ -15,12 +15,16 @@ from pathlib import Path
 from typing import Literal
 
 from forkingpaths.benchmarks.escape.engine import ActionResult, EscapeGame, action_key
-from forkingpaths.benchmarks.escape.schema import _Src, compose_yaml
-from forkingpaths.core.errors import InvalidFile, shown
+from forkingpaths.benchmarks.escape.schema import YamlNode, compose_yaml, read_text
+from forkingpaths.core.errors import ConfigError, shown
 
 SCHEMA_VERSION = 1
 PATH_ID = re.compile(r"^P(\d+)_(A|B|C1|C2)$")
 PATH_KINDS = ("A", "B", "C1", "C2")
+
+META_KEYS = ("schema_version", "scenario", "title", "phases", "paths")
+PHASE_KEYS = ("phase", "name", "marker", "start_scene")
+PATH_KEYS = ("id", "phase", "type", "mechanism", "finish", "gold")
 
 PathType = Literal["A", "B", "C"]
 
@@ -117,17 +121,12 @@ def load_meta(path: Path | str, *, name: str | None = None) -> ScenarioMeta:
     line and `paths[3].gold[5]`-style place on any problem."""
     if name is None:
         source = Path(path)
-        try:
-            text = source.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidFile(f"{source}: cannot read ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise InvalidFile(f"{source}: not UTF-8 text") from None
+        text = read_text(source)
         file, origin = str(source), source
     else:
         text, file, origin = str(path), name, None
-    root = _Src(file, compose_yaml(text, file), "")
-    root.mapping("a metadata file")
+    root = YamlNode(file, compose_yaml(text, file), "")
+    root.mapping("a metadata file", META_KEYS)
     version = root.require("schema_version", "a metadata file")
     if version.text("`schema_version`").strip() != str(SCHEMA_VERSION):
         version.fail(
@@ -142,7 +141,7 @@ def load_meta(path: Path | str, *, name: str | None = None) -> ScenarioMeta:
     if not phase_srcs:
         root.require("phases", "").fail("`phases` must list at least one phase")
     for i, p_src in enumerate(phase_srcs):
-        p_src.mapping("a phase")
+        p_src.mapping("a phase", PHASE_KEYS)
         number_src = p_src.require("phase", "a phase")
         number = _int(number_src, "`phase`")
         if number in seen_phases:
@@ -162,7 +161,7 @@ def load_meta(path: Path | str, *, name: str | None = None) -> ScenarioMeta:
     paths = []
     seen_ids: dict[str, int] = {}
     for i, src in enumerate(root.require("paths", "a metadata file").children("`paths`")):
-        src.mapping("a path")
+        src.mapping("a path", PATH_KEYS)
         id_src = src.require("id", "a path")
         path_id = id_src.name("`id`")
         match = PATH_ID.match(path_id)
@@ -213,7 +212,7 @@ def load_meta(path: Path | str, *, name: str | None = None) -> ScenarioMeta:
     )
 
 
-def _int(src: _Src, what: str) -> int:
+def _int(src: YamlNode, what: str) -> int:
     raw = src.text(what).strip()
     if not raw.isdigit() or int(raw) < 1:
         src.fail(f"{what} must be a positive integer, got {shown(src.node.value)}")
@@ -249,7 +248,9 @@ def replay_gold(
     if after is not None:
         before = meta.path(after)
         if before.phase >= path.phase:
-            raise ValueError(f"after={after!r} must be a path of an earlier phase than {path_id!r}")
+            raise ConfigError(
+                f"after={after!r} must be a path of an earlier phase than {path_id!r}"
+            )
         replay_gold(game, meta, after)
     results = walk_to(game, meta.phase(path.phase).start_scene)
     results += [game.step(action) for action in path.gold]

@@ -3,8 +3,9 @@
 A scenario file is a YAML list of scenes (`docs/dev/escape-engine.md` §1). `load_scenario`
 refuses a bad file as a whole with a `ScenarioError` naming the file, the line and the path
 inside the structure (`scenes[2].items[0].item.states[1].transitions[0].trigger[1]`); nothing is
-half-loaded. References are resolved at load: every trigger and wait carries the global index of
-the object it names, so the engine never searches by name while stepping.
+half-loaded, and a misspelt or repeated key is refused too. References are resolved at load:
+every trigger and wait carries the global index of the object it names, so the engine never
+searches by name while stepping.
 """
 
 from __future__ import annotations
@@ -20,6 +21,24 @@ import yaml
 from forkingpaths.core.errors import ConfigError, InvalidFile, NameNotFound, shown
 
 WAIT_KINDS = ("click", "apply", "input")
+SCENE_KEYS = (
+    "name",
+    "objective",
+    "desc",
+    "visible",
+    "scene_relations",
+    "items",
+    "tools",
+    "image_path",
+)
+"""Keys of a scene (`image_path`, EscapeBench's picture of the scene, is accepted and unused)."""
+ITEM_ENTRY_KEYS = ("position", "item")
+ITEM_KEYS = ("name", "visible", "interactable", "states")
+ITEM_STATE_KEYS = ("desc", "neg_reward", "transitions")
+TRANSITION_KEYS = ("wait_for", "trigger", "reward")
+TOOL_ENTRY_KEYS = ("position", "tool")
+TOOL_KEYS = ("name", "visible", "states")
+TOOL_STATE_KEYS = ("desc", "apply_to", "wait_for")
 TRIGGER_OPS = ("change_state", "change_visible", "change_interact", "become_tool")
 
 ObjectKind = Literal["scene", "item", "tool"]
@@ -157,6 +176,7 @@ class Scenario:
 
     id: str
     objective: str
+    """The first scene's `objective`; "" when the file has none (EscapeBench's files)."""
     scenes: tuple[Scene, ...]
     source: Path | None = None
     items: tuple[Item, ...] = field(init=False, repr=False, compare=False)
@@ -259,7 +279,7 @@ def resolve_scenario(arg: str | Path) -> Path:
 _NULL_TAG = "tag:yaml.org,2002:null"
 
 
-class _Src:
+class YamlNode:
     """A YAML node, the file it came from and its path inside the structure."""
 
     __slots__ = ("file", "node", "path")
@@ -285,34 +305,46 @@ class _Src:
             return "a list"
         return "null" if self.is_null else f"the scalar {shown(self.node.value)}"
 
-    def mapping(self, what: str) -> _Src:
+    def mapping(self, what: str, keys: tuple[str, ...] | None = None) -> YamlNode:
+        """This node as a mapping without repeated keys and, with `keys`, without others: a
+        misspelt key (`triggers:`) would otherwise be dropped without a word."""
         if not isinstance(self.node, yaml.MappingNode):
             self.fail(f"{what} must be a mapping, got {self.kind()}")
+        seen: set[str] = set()
+        for key_node, _ in self.node.value:
+            raw = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
+            key = YamlNode(self.file, key_node, f"{self.path}.{raw}" if self.path else str(raw))
+            name = key.text(f"a key of {what}")
+            if name in seen:
+                key.fail(f"duplicate key `{name}` in {what}")
+            if keys is not None and name not in keys:
+                key.fail(f"unknown key `{name}` in {what}; expected one of {', '.join(keys)}")
+            seen.add(name)
         return self
 
-    def get(self, key: str) -> _Src | None:
+    def get(self, key: str) -> YamlNode | None:
         """The value under `key` of a mapping; None when absent or null."""
         for key_node, value_node in self.node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
                 path = f"{self.path}.{key}" if self.path else key
-                child = _Src(self.file, value_node, path)
+                child = YamlNode(self.file, value_node, path)
                 return None if child.is_null else child
         return None
 
-    def require(self, key: str, what: str) -> _Src:
+    def require(self, key: str, what: str) -> YamlNode:
         child = self.get(key)
         if child is None:
             self.fail(f"{what} needs `{key}`")
         return child
 
-    def children(self, what: str) -> list[_Src]:
+    def children(self, what: str) -> list[YamlNode]:
         """Entries of a list (a null value is an empty list)."""
         if self.is_null:
             return []
         if not isinstance(self.node, yaml.SequenceNode):
             self.fail(f"{what} must be a list, got {self.kind()}")
         return [
-            _Src(self.file, node, f"{self.path}[{i}]") for i, node in enumerate(self.node.value)
+            YamlNode(self.file, node, f"{self.path}[{i}]") for i, node in enumerate(self.node.value)
         ]
 
     def text(self, what: str) -> str:
@@ -326,30 +358,46 @@ class _Src:
             self.fail(f"{what} must not be empty")
         return value
 
+    def ident(self, what: str) -> str:
+        """A scene, item or tool name or a move label: agents write it inside `kind(a, b)` and
+        authors inside comma-separated entries, so it must survive both unquoted."""
+        value = self.name(what)
+        depth = 0
+        for ch in value:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth < 0:
+                break
+        if "," in value or depth != 0 or value[0] in "'\"`":
+            self.fail(
+                f"{what} {value!r} cannot be written in an action: it may not hold a comma, "
+                "unbalanced parentheses or a leading quote"
+            )
+        return value
+
     def flag(self, what: str) -> bool:
         return _flag(self, self.text(what), what)
 
 
-def _flag(src: _Src, raw: str, what: str) -> bool:
+def _flag(src: YamlNode, raw: str, what: str) -> bool:
     value = raw.strip().lower()
     if value not in ("true", "false"):
         src.fail(f"{what} must be true or false, got {shown(raw)}")
     return value == "true"
 
 
-def _opt_flag(parent: _Src, key: str, default: bool) -> bool:
+def _opt_flag(parent: YamlNode, key: str, default: bool) -> bool:
     child = parent.get(key)
     return default if child is None else child.flag(f"`{key}`")
 
 
-def _opt_text(parent: _Src, key: str) -> str | None:
+def _opt_text(parent: YamlNode, key: str) -> str | None:
     child = parent.get(key)
     return None if child is None else child.text(f"`{key}`")
 
 
 def _entries(
-    src: _Src | None, keywords: tuple[str, ...], what: str
-) -> list[tuple[_Src, list[str]]]:
+    src: YamlNode | None, keywords: tuple[str, ...], what: str
+) -> list[tuple[YamlNode, list[str]]]:
     """`wait_for` / `trigger` entries as (source, [keyword, arg, ...]), accepting one string,
     a list of comma strings, Listing 1's flat list, and a list of flat lists."""
     if src is None:
@@ -401,7 +449,7 @@ def _split_entry(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",")]
 
 
-def _index(src: _Src, raw: str) -> int:
+def _index(src: YamlNode, raw: str) -> int:
     text = raw.strip()
     if not text.lstrip("-").isdigit():
         src.fail(f"a state index must be an integer, got {shown(raw)}")
@@ -421,7 +469,7 @@ class _Names:
     item_names: list[str] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     tool_scene: list[int] = field(default_factory=list)
-    clashes: dict[int, tuple[int, _Src]] = field(default_factory=dict)
+    clashes: dict[int, tuple[int, YamlNode]] = field(default_factory=dict)
     """Item index -> (tool index, item name source) for an item and a tool with one name."""
 
 
@@ -429,18 +477,23 @@ def load_scenario(source: Path | str, *, name: str | None = None) -> Scenario:
     """Load a scenario: `source` is a path, or YAML text when `name` is given."""
     if name is None:
         path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidFile(f"{path}: cannot read ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise InvalidFile(f"{path}: not UTF-8 text") from None
+        text = read_text(path)
         file, scenario_id, origin = str(path), path.name.removesuffix(".yaml"), path
         scenario_id = scenario_id.removesuffix(".yml")
     else:
         text, file, scenario_id, origin = str(source), name, name, None
     root = compose_yaml(text, file)
-    return _build(_Src(file, root, "scenes"), scenario_id, origin)
+    return _build(YamlNode(file, root, "scenes"), scenario_id, origin)
+
+
+def read_text(path: Path) -> str:
+    """A user's file as UTF-8 text; an unreadable or undecodable file is an `InvalidFile`."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidFile(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InvalidFile(f"{path}: not UTF-8 text") from None
 
 
 def compose_yaml(text: str, file: str) -> yaml.Node:
@@ -459,12 +512,20 @@ def compose_yaml(text: str, file: str) -> yaml.Node:
     return node
 
 
-def _build(root: _Src, scenario_id: str, origin: Path | None) -> Scenario:
+def _build(root: YamlNode, scenario_id: str, origin: Path | None) -> Scenario:
     if not isinstance(root.node, yaml.SequenceNode) or not root.node.value:
         root.fail(f"a scenario must be a non-empty list of scenes, got {root.kind()}")
-    scene_srcs = [s.mapping("a scene") for s in root.children("the scenes")]
+    later_keys = tuple(k for k in SCENE_KEYS if k != "objective")
+    scene_srcs = [
+        s.mapping("a scene", SCENE_KEYS)
+        if i == 0
+        else s.mapping("a scene (only the first scene carries `objective`)", later_keys)
+        for i, s in enumerate(root.children("the scenes"))
+    ]
     names = _index_names(scene_srcs)
-    objective = scene_srcs[0].require("objective", "the first scene").text("`objective`")
+    # EscapeBench's files have no objective: the engine then shows a default one.
+    objective_src = scene_srcs[0].get("objective")
+    objective = objective_src.text("`objective`") if objective_src else ""
     scenes = []
     items_seen = 0
     tools_seen = 0
@@ -476,10 +537,14 @@ def _build(root: _Src, scenario_id: str, origin: Path | None) -> Scenario:
         rel_src = src.get("scene_relations")
         if rel_src is not None:
             rel_src.mapping("`scene_relations`")
+            labels: set[str] = set()
             for key_node, value_node in rel_src.node.value:
-                key = _Src(root.file, key_node, rel_src.path)
-                label = key.name("a move label")
-                dest_src = _Src(root.file, value_node, f"{rel_src.path}.{label}")
+                key = YamlNode(root.file, key_node, rel_src.path)
+                label = key.ident("a move label")
+                if fold(label) in labels:
+                    key.fail(f"duplicate move label {label!r} (labels match case-insensitively)")
+                labels.add(fold(label))
+                dest_src = YamlNode(root.file, value_node, f"{rel_src.path}.{label}")
                 dest = dest_src.name("a destination scene")
                 if fold(dest) not in names.scenes:
                     dest_src.fail(f"unknown scene {dest!r}")
@@ -522,26 +587,26 @@ def _build(root: _Src, scenario_id: str, origin: Path | None) -> Scenario:
     return Scenario(id=scenario_id, objective=objective, scenes=tuple(scenes), source=origin)
 
 
-def _list(parent: _Src, key: str) -> list[_Src]:
+def _list(parent: YamlNode, key: str) -> list[YamlNode]:
     child = parent.get(key)
     return [] if child is None else child.children(f"`{key}`")
 
 
-def _index_names(scene_srcs: list[_Src]) -> _Names:
+def _index_names(scene_srcs: list[YamlNode]) -> _Names:
     names = _Names()
-    where_named: dict[str, _Src] = {}
+    where_named: dict[str, YamlNode] = {}
     for s_index, src in enumerate(scene_srcs):
         name_src = src.require("name", "a scene")
-        key = fold(name_src.name("the scene name"))
+        key = fold(name_src.ident("the scene name"))
         if key in names.scenes:
             name_src.fail(f"duplicate scene name {name_src.name('')!r}")
         names.scenes[key] = s_index
         names.scene_names.append(name_src.name("the scene name"))
         for entry in _list(src, "items"):
-            body = entry.mapping("an item entry").require("item", "an item entry")
-            body.mapping("`item`")
+            body = entry.mapping("an item entry", ITEM_ENTRY_KEYS).require("item", "an item entry")
+            body.mapping("`item`", ITEM_KEYS)
             n_src = body.require("name", "an item")
-            name = n_src.name("the item name")
+            name = n_src.ident("the item name")
             key = fold(name)
             if key in names.items:
                 n_src.fail(f"duplicate item name {name!r} (first at line {where_named[key].line})")
@@ -553,10 +618,10 @@ def _index_names(scene_srcs: list[_Src]) -> _Names:
                 body.require("states", "").fail(f"item {name!r} needs at least one state")
             names.item_states.append(len(states))
         for entry in _list(src, "tools"):
-            body = entry.mapping("a tool entry").require("tool", "a tool entry")
-            body.mapping("`tool`")
+            body = entry.mapping("a tool entry", TOOL_ENTRY_KEYS).require("tool", "a tool entry")
+            body.mapping("`tool`", TOOL_KEYS)
             n_src = body.require("name", "a tool")
-            name = n_src.name("the tool name")
+            name = n_src.ident("the tool name")
             key = fold(name)
             if key in names.tools:
                 first = where_named["tool:" + key].line
@@ -576,17 +641,17 @@ def _index_names(scene_srcs: list[_Src]) -> _Names:
 
 
 def _build_item(
-    entry: _Src, names: _Names, scene: int, index: int, transitions_seen: list[int]
+    entry: YamlNode, names: _Names, scene: int, index: int, transitions_seen: list[int]
 ) -> Item:
     body = entry.require("item", "an item entry")
     name = body.require("name", "an item").name("the item name")
     states = []
     n_states = names.item_states[index]
     for s_src in body.require("states", "").children("`states`"):
-        s_src.mapping("an item state")
+        s_src.mapping("an item state", ITEM_STATE_KEYS)
         transitions = []
         for t_src in _list(s_src, "transitions"):
-            t_src.mapping("a transition")
+            t_src.mapping("a transition", TRANSITION_KEYS)
             waits = tuple(
                 _wait(e_src, parts, names)
                 for e_src, parts in _entries(t_src.get("wait_for"), WAIT_KINDS, "wait_for")
@@ -628,7 +693,7 @@ def _build_item(
     )
 
 
-def _wait(src: _Src, parts: list[str], names: _Names) -> WaitFor:
+def _wait(src: YamlNode, parts: list[str], names: _Names) -> WaitFor:
     keyword = parts[0].lower()
     if keyword == "click":
         if len(parts) != 1:
@@ -656,7 +721,7 @@ def _wait(src: _Src, parts: list[str], names: _Names) -> WaitFor:
 
 
 def _trigger(
-    src: _Src,
+    src: YamlNode,
     parts: list[str],
     names: _Names,
     scene: int,
@@ -718,12 +783,12 @@ def _trigger(
     return Trigger(op, kind, name, index, value, explicit, line)  # type: ignore[arg-type]
 
 
-def _build_tool(entry: _Src, names: _Names, scene: int, index: int) -> Tool:
+def _build_tool(entry: YamlNode, names: _Names, scene: int, index: int) -> Tool:
     body = entry.require("tool", "a tool entry")
     name = body.require("name", "a tool").name("the tool name")
     states = []
     for s_src in body.require("states", "").children("`states`"):
-        s_src.mapping("a tool state")
+        s_src.mapping("a tool state", TOOL_STATE_KEYS)
         apply_to = tuple(_tool_refs(s_src, "apply_to", names, items_too=True))
         wait_for = tuple(_tool_refs(s_src, "wait_for", names, items_too=False))
         states.append(
@@ -748,7 +813,7 @@ def _build_tool(entry: _Src, names: _Names, scene: int, index: int) -> Tool:
     )
 
 
-def _tool_refs(state: _Src, key: str, names: _Names, *, items_too: bool) -> list[str]:
+def _tool_refs(state: YamlNode, key: str, names: _Names, *, items_too: bool) -> list[str]:
     src = state.get(key)
     if src is None:
         return []
