@@ -13,7 +13,8 @@ from typing import Annotated
 
 import typer
 
-from forkingpaths.core.errors import ConfigError, InvalidFile
+from forkingpaths.benchmarks.escape.env import DEFAULT_MAX_STEPS, DEFAULT_MEANINGLESS_LIMIT
+from forkingpaths.core.errors import ConfigError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -27,12 +28,9 @@ def _escape() -> None:
 
 def _read_lines(source: Path) -> list[str]:
     """Non-blank lines of a file, or of stdin for `-`."""
-    try:
-        text = sys.stdin.read() if str(source) == "-" else source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidFile(f"{source}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise InvalidFile(f"{source}: not UTF-8 text") from None
+    from forkingpaths.benchmarks.escape.schema import read_text
+
+    text = sys.stdin.read() if str(source) == "-" else read_text(source)
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
@@ -119,7 +117,10 @@ def replay_cmd(
 def play_cmd(
     scenario: Annotated[str, typer.Argument(help="a shipped scenario name or a scenario YAML")],
     attempts: Annotated[int, typer.Option(help="attempts (the paper's protocol: 4)")] = 4,
-    max_steps: Annotated[int, typer.Option(help="step budget per attempt")] = 50,
+    max_steps: Annotated[int, typer.Option(help="step budget per attempt")] = DEFAULT_MAX_STEPS,
+    meaningless_limit: Annotated[
+        int, typer.Option(help="consecutive meaningless steps that end an attempt")
+    ] = DEFAULT_MEANINGLESS_LIMIT,
     crafting: Annotated[str, typer.Option(help="ordered (MUTATE) | unordered")] = "ordered",
     runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
     run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
@@ -136,6 +137,7 @@ def play_cmd(
     options: dict[str, object] = {
         "attempts": attempts,
         "max_steps": max_steps,
+        "meaningless_limit": meaningless_limit,
         "crafting": crafting,
     }
     if scenario in MUTATE_SCENARIOS:
