@@ -31,7 +31,7 @@ from forkingpaths.benchmarks.escape.agents.redna import (
 )
 from forkingpaths.benchmarks.escape.agents.scripted import EscapeExplorerPolicy, prompt_kind
 from forkingpaths.benchmarks.escape.observation import render_observation
-from forkingpaths.core.agent import Agent
+from forkingpaths.core.agent import Agent, Decision
 from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
@@ -51,24 +51,26 @@ def make_data(
     history: list[dict[str, Any]] | None = None,
     last: dict[str, Any] | None = None,
     forbidden: tuple[str, ...] = (),
+    scene: str = "study",
+    moves: tuple[tuple[str, str], ...] = (("Go to the hallway", "hallway"),),
 ) -> dict[str, Any]:
     """An `Observation.data` as the env builds it (docs/dev/escape-engine.md §3)."""
     possible = [f"<interactable item> {name}" for name in (*items, *scene_tools)]
-    possible.append("<interactable scene> Go to the hallway: It leads to hallway")
+    possible += [f"<interactable scene> {label}: It leads to {dest}" for label, dest in moves]
     tools = [f"<applicable tool> {name}: A heavy {name}." for name in bag]
     return {
         "scenario": "house",
         "objective": OBJECTIVE,
         "attempt": 0,
         "step": step,
-        "scene": "study",
+        "scene": scene,
         "scene_description": SCENE_TEXT + "\n- On the wall, there is wall safe: A steel safe.",
         "possible_actions": "Possible actions:\n" + "\n".join(possible),
         "tools_in_bag": "Tools in bag:\n" + ("\n".join(tools) if tools else "(empty)"),
         "items": list(items),
         "scene_tools": list(scene_tools),
-        "moves": [{"label": "Go to the hallway", "scene": "hallway"}],
-        "valid_scene_names": ["hallway"],
+        "moves": [{"label": label, "scene": dest} for label, dest in moves],
+        "valid_scene_names": [dest for _, dest in moves],
         "bag": [{"name": name, "desc": f"A heavy {name}."} for name in bag],
         "forbidden": list(forbidden),
         "history": history or [],
@@ -283,20 +285,106 @@ def test_reflect_merges_identical_pairs_with_a_count():
     assert memory.failures == 3
 
 
-def test_reflect_records_clicks_but_does_not_count_them_and_counts_crafts_outside_m():
+def test_reflect_records_clicks_but_does_not_count_them():
     agent = ReDNAAgent(FakeChatModel(["x"]))
-    reflected(
-        agent,
-        failed("click(wall safe)", "click", "wall safe", "A steel safe."),
-        failed("click(wall safe)", "click", "wall safe", "A steel safe."),
-        failed("craft(pipe head, rope)", "craft", "pipe head", "They do not fit."),
-    )
+    click_fail = failed("click(wall safe)", "click", "wall safe", "A steel safe.")
+    reflected(agent, click_fail, click_fail)
     safe = agent.memory.get("wall safe")
     assert safe is not None
     assert [(e.action, e.count) for e in safe.entries] == [("click(wall safe)", 2)]
-    assert safe.substantive == 0
-    pipe = agent.memory.get("pipe head")
-    assert pipe is not None and pipe.entries == [] and pipe.substantive == 1
+    assert (safe.substantive, safe.failures) == (0, 2)
+
+
+CRAFT_FAIL = failed("craft(pipe head, rope)", "craft", "pipe head", "They do not fit.")
+
+
+def test_failed_craft_is_credited_to_the_item_that_failed_last():
+    # §4.1 / Figure 3: craft(long stick, plastic bag) is filed under the beehive.
+    agent = ReDNAAgent(FakeChatModel(["x"]))
+    desk_fail = failed("apply(pipe head, desk)", "apply", "desk", "The desk creaks.")
+    reflected(agent, APPLY_FAIL, desk_fail, CRAFT_FAIL, CRAFT_FAIL)
+    desk = agent.memory.get("desk")
+    assert desk is not None
+    assert [(e.action, e.response, e.count) for e in desk.entries] == [
+        ("apply(pipe head, desk)", "The desk creaks.", 1),
+        ("craft(pipe head, rope)", "They do not fit.", 2),
+    ]
+    assert (desk.substantive, desk.failures) == (3, 3)
+    assert agent.memory.get("wall safe").substantive == 1
+    assert agent.memory.get("pipe head") is None  # a bag tool is never a memory key
+
+
+def test_failed_craft_before_any_item_failure_is_ignored():
+    agent = ReDNAAgent(FakeChatModel(["x"]))
+    reflected(agent, CRAFT_FAIL, {**APPLY_FAIL, "success": True})
+    assert agent.memory.targets == {}
+
+
+async def test_failed_craft_issued_by_dn_is_credited_to_the_dn_target():
+    model = FakeChatModel(["Thought: t\nAction: craft(pipe head, rope)"])
+    agent = make_redna(model=model)
+    agent.reset(INSTANCE, 0)
+    desk_fail = failed("click(desk)", "click", "desk", "A plain desk.")
+    bag = ("pipe head", "rope")
+    decisions = await run_steps(agent, [None, APPLY_FAIL, APPLY_FAIL], bag=bag)
+    assert decisions[-1].calls[0].purpose == "dn"
+    await agent.act(observe(make_data(4, last=CRAFT_FAIL, bag=bag)))
+    safe = agent.memory.get("wall safe")
+    assert safe is not None and safe.substantive == 3
+    assert ("craft(pipe head, rope)", "They do not fit.", 1) in [
+        (e.action, e.response, e.count) for e in safe.entries
+    ]
+    # A later base-policy craft goes to the item that failed last, not to the old DN target.
+    await agent.act(observe(make_data(5, last=desk_fail, bag=bag)))
+    await agent.act(observe(make_data(6, last=CRAFT_FAIL, bag=bag)))
+    assert agent.memory.get("desk").substantive == 1
+    assert agent.memory.get("wall safe").substantive == 3
+
+
+async def test_dn_craft_goes_to_dn_target_even_when_another_item_failed_last():
+    model = FakeChatModel(["Thought: t\nAction: craft(pipe head, rope)"])
+    agent = make_redna(model=model)
+    agent.reset(INSTANCE, 0)
+    desk_click = failed("click(desk)", "click", "desk", "A plain desk.")
+    moved = {**failed("move(study)", "move", "", "You move to study."), "success": True}
+    bag = ("pipe head", "rope")
+    # The safe reaches c = 2 while out of view, the desk fails, then the safe is back in view.
+    steps = [
+        (None, ("wall safe", "desk")),
+        (APPLY_FAIL, ("wall safe", "desk")),
+        (APPLY_FAIL, ("desk",)),
+        (desk_click, ("desk",)),
+        (moved, ("wall safe", "desk")),
+    ]
+    for step, (last, items) in enumerate(steps, start=1):
+        decision = await agent.act(observe(make_data(step, last=last, items=items, bag=bag)))
+    assert decision.calls[0].purpose == "dn"
+    assert "Feedback target item: wall safe" in model.requests[-1][0][1].content
+    await agent.act(observe(make_data(6, last=CRAFT_FAIL, bag=bag)))
+    assert agent.memory.get("wall safe").substantive == 3
+    assert agent.memory.get("desk").substantive == 0
+
+
+async def test_dn_prompt_shows_credited_crafts_in_the_failed_attempts():
+    model = FakeChatModel(["Thought: t\nAction: input(7, wall safe)"])
+    agent = make_redna(model=model)
+    agent.reset(INSTANCE, 0)
+    await run_steps(agent, [None, APPLY_FAIL, CRAFT_FAIL], bag=("pipe head", "rope"))
+    (system, user), _ = model.requests[-1]
+    assert system.content == redna_prompts.render_dn_system()
+    _, _, convergent = user.content.partition(redna_prompts.CONVERGENT_INPUTS)
+    assert "2. craft(pipe head, rope) (failed 1 time)\n   Response: They do not fit." in convergent
+
+
+async def test_dn_targets_only_items_of_the_current_scene():
+    model = FakeChatModel(["Thought: t\nAction: click(desk)"])
+    agent = make_redna(model=model)
+    agent.reset(INSTANCE, 0)
+    # The safe has c = 2 but is not among the items of the scene (here only a lying tool).
+    await run_steps(agent, [None, APPLY_FAIL])
+    data = make_data(3, last=APPLY_FAIL, items=("desk",), scene_tools=("wall safe",))
+    decision = await agent.act(observe(data))
+    assert decision.calls[0].purpose == "act"
 
 
 def test_reflect_ignores_successes_moves_and_unseen_targets():
@@ -377,13 +465,55 @@ async def test_dn_prompt_separates_divergent_and_convergent_inputs():
     assert user.content.rstrip().endswith("Thought: ...\nAction: ...")
 
 
-async def test_dn_records_off_grammar_actions_as_given_and_counts_them():
-    model = FakeChatModel(["Thought: look again\nAction: click(wall safe)"])
+async def test_dn_off_grammar_reply_gets_one_corrective_turn():
+    model = FakeChatModel(
+        [
+            "Thought: a\nAction: x",
+            "Thought: a\nAction: x",
+            "Thought: look again\nAction: click(wall safe)",
+            "Thought: fixed\nAction: input(7, wall safe)",
+        ]
+    )
     agent = make_redna(model=model)
     agent.reset(INSTANCE, 0)
     decisions = await run_steps(agent, [None, APPLY_FAIL, APPLY_FAIL])
-    assert decisions[-1].action == "click(wall safe)"
-    assert agent.counts == {"dn_steps": 1, "dn_off_grammar": 1}
+    dn = decisions[-1]
+    assert dn.action == "input(7, wall safe)"
+    assert dn.thought == "fixed"
+    assert [c.purpose for c in dn.calls] == ["dn", "dn"]
+    retry_messages, _ = model.requests[-1]
+    assert [m.role for m in retry_messages] == ["system", "user", "assistant", "user"]
+    assert retry_messages[2].content == "Thought: look again\nAction: click(wall safe)"
+    correction = retry_messages[3].content
+    assert correction.startswith(redna_prompts.DN_RETRY_MARKER)
+    assert "click(wall safe)" in correction
+    assert all(f"{kind}()" in correction for kind in ("apply", "input", "craft"))
+    assert agent.counts == {"dn_steps": 1, "dn_retries": 1}
+
+
+async def test_dn_falls_back_to_base_policy_when_still_off_grammar():
+    model = FakeChatModel(
+        [
+            "Thought: a\nAction: x",
+            "Thought: a\nAction: x",
+            "Thought: look again\nAction: click(wall safe)",
+            "Thought: still\nAction: move(hallway)",
+            "Thought: base\nAction: click(desk)",
+        ]
+    )
+    agent = make_redna(model=model)
+    agent.reset(INSTANCE, 0)
+    decisions = await run_steps(agent, [None, APPLY_FAIL, APPLY_FAIL])
+    step = decisions[-1]
+    assert step.action == "click(desk)"
+    assert step.thought == "base"
+    assert [c.purpose for c in step.calls] == ["dn", "dn", "act"]
+    assert model.requests[-1][0][0].content == react_prompts.render_system()
+    assert agent.counts == {"dn_steps": 1, "dn_retries": 1, "dn_off_grammar": 1}
+    # A craft right after a fallback step is not credited to the DN target by DN's authority,
+    # but the safe is still the item that failed last.
+    await agent.act(observe(make_data(4, last=CRAFT_FAIL, bag=("pipe head", "rope"))))
+    assert agent.memory.get("wall safe").substantive == 3
 
 
 async def test_dn_picks_highest_counter_then_most_recent():
@@ -579,12 +709,12 @@ async def test_escapeagent_forethought_on_new_tool_fills_queue_executed_in_order
     assert [c.purpose for c in first.calls] == ["act"]
     bag = ("pipe head", "rope")
     second = await agent.act(observe(make_data(2, last=COLLECTED, bag=bag, scene_tools=())))
-    assert [c.purpose for c in second.calls] == ["reflect", "forethought"]
+    assert [c.purpose for c in second.calls] == ["forethought"]  # no reflection on a pick-up
     assert second.action == "apply(pipe head, wall safe)"
     assert second.thought == "task 1: force the door"
     tool_prompt = policy.seen[-1]
     assert tool_prompt[0].content == escapeagent_prompts.render_tool_forethought_system()
-    assert "<collected tool>: pipe head\nDescription: A heavy pipe head." in tool_prompt[1].content
+    assert "<new tool>: pipe head\nDescription: A heavy pipe head." in tool_prompt[1].content
     assert "<applicable tool> rope: A heavy rope." in tool_prompt[1].content
     no_news = failed("apply(pipe head, wall safe)", "apply", "wall safe", SAFE_FAIL)
     third = await agent.act(observe(make_data(3, last=no_news, bag=bag, scene_tools=())))
@@ -611,7 +741,9 @@ async def test_escapeagent_new_task_triggers_task_forethought():
     history = [{"step": 1, "action": "click(wall safe)", "response": "Note says 2518."}]
     decision = await agent.act(observe(make_data(2, last=CLICK_FAIL, history=history)))
     assert [c.purpose for c in decision.calls] == ["reflect", "forethought"]
-    assert decision.action == "click(wall safe)"
+    # click(wall safe) was the failed step itself and nothing changed since: skipped.
+    assert decision.action == "input(2518, wall safe)"
+    assert decision.thought == "note"
     assert [(t.name, t.target) for t in agent.tasks] == [("open the safe", "wall safe")]
     reflection, forethought = policy.seen[-2], policy.seen[-1]
     assert reflection[0].content == escapeagent_prompts.render_reflection_system()
@@ -639,8 +771,225 @@ async def test_escapeagent_skips_forbidden_and_invalid_candidates():
     )
     decision = await agent.act(observe(data))
     assert decision.action == "click(desk)"
-    assert [c.purpose for c in decision.calls] == ["reflect", "forethought", "act"]
+    assert [c.purpose for c in decision.calls] == ["forethought", "act"]
+    assert not agent.queue  # ghost is known nowhere: dropped
+
+
+def sequenced(
+    reflections: list[str], tool: str, task: str, acts: list[str]
+) -> tuple[PolicyModel, Routed]:
+    """A model answering reflections and act prompts from lists, in turn (the last repeats)."""
+    counters = {"reflection": 0, "act": 0}
+
+    def answer(messages: list[Message]) -> str:
+        kind = prompt_kind(messages)
+        if kind in ("tool-forethought", "task-forethought"):
+            return tool if kind == "tool-forethought" else task
+        replies = reflections if kind == "reflection" else acts
+        key = "reflection" if kind == "reflection" else "act"
+        reply = replies[min(counters[key], len(replies) - 1)]
+        counters[key] += 1
+        return reply
+
+    policy = Routed(answer)
+    return PolicyModel(policy), policy
+
+
+MOVED = {
+    "action": "move(hallway)",
+    "kind": "move",
+    "target": None,
+    "valid": True,
+    "success": True,
+    "response": "You move to hallway.",
+    "collected": [],
+}
+
+
+@pytest.mark.parametrize(
+    ("last", "reflects"),
+    [
+        (CLICK_FAIL, True),
+        (APPLY_FAIL, True),
+        (INPUT_FAIL, True),
+        (failed("craft(pipe head, rope)", "craft", "pipe head", "They do not fit."), True),
+        ({**APPLY_FAIL, "success": True, "response": "It opens."}, True),
+        (MOVED, False),
+        (COLLECTED, False),
+        ({**failed("apply(rope, ghost)", "apply", "", "No ghost here."), "valid": False}, False),
+    ],
+)
+async def test_escapeagent_reflects_only_after_item_interactions_and_crafts(
+    last: dict[str, Any], reflects: bool
+):
+    model, _ = escape_model("none()", "Actions: none", "Actions: none", "Action: click(desk)")
+    agent = make_escapeagent(model=model)
+    agent.reset(INSTANCE, 0)
+    await agent.act(observe(make_data(1, bag=("pipe head", "rope"))))
+    decision = await agent.act(observe(make_data(2, last=last, bag=("pipe head", "rope"))))
+    assert ("reflect" in [c.purpose for c in decision.calls]) is reflects
+
+
+async def test_escapeagent_new_task_for_a_tracked_target_updates_it():
+    model, _ = sequenced(
+        ["new(open the safe, needs force)", "new(crack the safe, the pipe slipped)"],
+        "Actions: none",
+        "Thought: t\nActions: none",
+        ["Action: click(desk)"],
+    )
+    agent = make_escapeagent(model=model)
+    agent.reset(INSTANCE, 0)
+    await agent.act(observe(make_data(1)))
+    first = await agent.act(observe(make_data(2, last=CLICK_FAIL)))
+    assert [c.purpose for c in first.calls] == ["reflect", "forethought", "act"]
+    second = await agent.act(observe(make_data(3, last=APPLY_FAIL)))
+    assert [c.purpose for c in second.calls] == ["reflect", "act"]  # no second forethought
+    assert [(t.name, t.target, t.notes) for t in agent.tasks] == [
+        ("open the safe", "wall safe", "needs force; the pipe slipped")
+    ]
+    assert agent.tasks[0].scene == "study"
+
+
+async def test_escapeagent_drops_candidates_tried_since_the_last_world_change():
+    task_reply = "Thought: t\nActions:\napply(pipe head, wall safe) | force\nclick(desk) | look"
+    model, _ = sequenced(
+        ["new(open the safe, needs force)", "none()"],
+        "Actions: none",
+        task_reply,
+        ["Action: click(desk)"],
+    )
+    agent = make_escapeagent(model=model)
+    agent.reset(INSTANCE, 0)
+    bag = ("pipe head",)
+
+    async def step(n: int, last: dict[str, Any] | None) -> Decision:
+        return await agent.act(observe(make_data(n, last=last, bag=bag, scene_tools=())))
+
+    await step(1, None)
+    # The apply that just failed is skipped; the click is tried.
+    second = await step(2, APPLY_FAIL)
+    assert [c.purpose for c in second.calls] == ["reflect", "forethought"]
+    assert second.action == "click(desk)"
+    desk_fail = failed("click(desk)", "click", "desk", "A plain desk.")
+    await step(3, desk_fail)
+    assert agent.executed == {"apply(pipe head, wall safe)", "click(desk)"}
+    # A successful move changes only the position: both stay skipped.
+    agent._enqueue(parse_candidates(task_reply, ("apply", "click")))
+    fourth = await step(4, MOVED)
+    assert [c.purpose for c in fourth.calls] == ["act"]
     assert not agent.queue
+    # A successful step on an item changes the world: the same candidates are fair game again.
+    opened = {**CLICK_FAIL, "success": True, "response": "A panel slides open."}
+    agent._enqueue(parse_candidates(task_reply, ("apply", "click")))
+    fifth = await step(5, opened)
+    assert agent.executed == set()
+    assert fifth.action == "apply(pipe head, wall safe)"
+
+
+async def test_escapeagent_foresees_a_tool_changed_by_a_successful_craft():
+    tool_reply = "Thought: t\nActions:\napply(pipe head, wall safe) | task 1: heavier now"
+    model, policy = escape_model("none()", tool_reply, "Actions: none", "Action: click(desk)")
+    agent = make_escapeagent(model=model)
+    agent.reset(INSTANCE, 0)
+    await agent.act(observe(make_data(1, bag=("pipe head", "rope"), scene_tools=())))
+    crafted = {
+        "action": "craft(pipe head, rope)",
+        "canonical": "craft(pipe head, rope)",
+        "kind": "craft",
+        "target": "pipe head",
+        "valid": True,
+        "success": True,
+        "response": "You craft the pipe head with the rope. Now: A pipe head on a rope.",
+        "collected": [],
+    }
+    data = make_data(2, last=crafted, bag=("pipe head",), scene_tools=())
+    data["bag"] = [{"name": "pipe head", "desc": "A pipe head on a rope."}]
+    decision = await agent.act(observe(data))
+    assert [c.purpose for c in decision.calls] == ["reflect", "forethought"]
+    assert decision.action == "apply(pipe head, wall safe)"
+    user = policy.seen[-1][1].content
+    assert user.startswith(escapeagent_prompts.TOOL_FORETHOUGHT_MARKER)
+    assert "<new tool>: pipe head\nDescription: A pipe head on a rope." in user
+
+
+HALLWAY = (("Back to the study", "study"), ("Go to the cellar", "cellar"))
+CELLAR = (("Up to the hallway", "hallway"),)
+
+
+async def test_escapeagent_walks_to_the_scene_of_a_queued_candidate():
+    tool_reply = "Thought: t\nActions:\napply(crowbar, wall safe) | task 1: pry the door"
+    model, _ = sequenced(
+        ["new(open the safe, needs force)"],
+        tool_reply,
+        "Thought: t\nActions: none",
+        [
+            "Action: click(wall safe)",
+            "Action: move(hallway)",
+            "Action: move(cellar)",
+            "Action: click(crowbar)",
+        ],
+    )
+    agent = make_escapeagent(model=model)
+    agent.reset(INSTANCE, 0)
+    await agent.act(observe(make_data(1, scene_tools=())))
+    # The safe fails in the study and becomes task 1; the agent walks to the cellar.
+    step2 = await agent.act(observe(make_data(2, last=CLICK_FAIL, scene_tools=())))
+    assert step2.action == "move(hallway)"
+    assert agent.tasks[0].scene == "study"
+    moved = {**MOVED, "action": "move(cellar)", "response": "You move to cellar."}
+    cellar_items = ("barrel",)
+    hallway = make_data(3, last=MOVED, items=("coat stand",), scene_tools=(), scene="hallway",
+                        moves=HALLWAY)  # fmt: skip
+    assert (await agent.act(observe(hallway))).action == "move(cellar)"
+    cellar = make_data(4, last=moved, items=cellar_items, scene_tools=("crowbar",), scene="cellar",
+                       moves=CELLAR)  # fmt: skip
+    assert (await agent.act(observe(cellar))).action == "click(crowbar)"
+    got = {**COLLECTED, "action": "click(crowbar)", "target": "crowbar", "collected": ["crowbar"]}
+    cellar = make_data(5, last=got, items=cellar_items, scene_tools=(), bag=("crowbar",),
+                       scene="cellar", moves=CELLAR)  # fmt: skip
+    first_hop = await agent.act(observe(cellar))
+    assert [c.purpose for c in first_hop.calls] == ["forethought"]
+    assert first_hop.action == "move(hallway)"  # the first move of cellar -> hallway -> study
+    assert "study" in first_hop.thought and "apply(crowbar, wall safe)" in first_hop.thought
+    assert len(agent.queue) == 1  # the candidate waits at the front
+    hallway = make_data(6, last=MOVED, items=("coat stand",), scene_tools=(), bag=("crowbar",),
+                        scene="hallway", moves=HALLWAY)  # fmt: skip
+    second_hop = await agent.act(observe(hallway))
+    assert second_hop.action == "move(study)"
+    assert second_hop.calls == []
+    back = {**MOVED, "action": "move(study)", "response": "You move to study."}
+    study = make_data(7, last=back, scene_tools=(), bag=("crowbar",))
+    arrived = await agent.act(observe(study))
+    assert arrived.action == "apply(crowbar, wall safe)"
+    assert arrived.thought == "task 1: pry the door"
+    assert not agent.queue
+
+
+async def test_escapeagent_drops_a_candidate_whose_item_is_gone_or_unreachable():
+    agent = EscapeAgent(FakeChatModel(["Action: click(desk)"]))
+    agent.reset(INSTANCE, 0)
+    hallway = make_data(1, items=("coat stand",), scene_tools=(), bag=("crowbar",),
+                        scene="hallway", moves=HALLWAY)  # fmt: skip
+    agent.observe(hallway)
+    agent.observe(make_data(2, scene_tools=(), bag=("crowbar",)))  # the study: wall safe, desk
+    agent.scene_names["attic"] = {"trunk"}  # seen, but no known way there
+    agent._enqueue(
+        parse_candidates(
+            "Actions:\napply(crowbar, trunk) | x\napply(crowbar, wall safe) | y\n"
+            "apply(crowbar, coat stand) | z",
+            ("apply",),
+        )
+    )
+    assert agent.route("hallway", "study") == ["study"]
+    assert agent.route("study", "attic") == []
+    decision = await agent.act(observe(hallway))
+    assert decision.action == "move(study)"  # the trunk is unreachable: dropped
+    gone = make_data(3, last=MOVED, items=("desk",), scene_tools=(), bag=("crowbar",))
+    decision = await agent.act(observe(gone))
+    # The wall safe is no longer in the study and nowhere else: dropped; the coat stand is in
+    # the hallway, so the agent heads back there.
+    assert decision.action == "move(hallway)"
+    assert [c.call.text for c in agent.queue] == ["apply(crowbar, coat stand)"]
 
 
 # ---- factories and protocol ----
@@ -796,6 +1145,65 @@ async def test_scripted_dn_answer_is_a_fresh_creative_action_on_the_target():
     again = await agent.act(observe(make_data(5, last=INPUT_FAIL, bag=("pipe head", "rope"))))
     assert again.calls[0].purpose == "dn"
     assert again.action == "craft(rope, pipe head)"  # c = 4: two candidates along
+
+
+def test_scripted_act_avoids_actions_of_the_failures_by_target_block():
+    text = render_observation(make_data(1, bag=("pipe head",), scene_tools=()))
+    assert parse_reply(respond(text)).action == "click(wall safe)"
+    agent = make_reflect_only(model=FakeChatModel(["x"]))
+    agent.memory.record("click", "wall safe", "click(wall safe)", "A steel safe.")
+    agent.memory.record("apply", "desk", "apply(pipe head, desk)", "It creaks.")
+    block = agent.failures_block()
+    suffixed = text.replace(
+        react_prompts.RESPONSE_SLOT, block + "\n\n" + react_prompts.RESPONSE_SLOT
+    )
+    assert prompt_kind(user_turn(suffixed)) == "act"
+    assert parse_reply(respond(suffixed)).action == "click(desk)"
+    # Listed failures are a last resort, still preferred to repeating recent history.
+    history = [{"step": 1, "action": "click(desk)", "response": "A desk."}]
+    data = make_data(2, items=("wall safe", "desk"), scene_tools=(), history=history, moves=())
+    only_failed = render_observation(data).replace(
+        react_prompts.RESPONSE_SLOT, block + "\n\n" + react_prompts.RESPONSE_SLOT
+    )
+    assert parse_reply(respond(only_failed)).action == "click(wall safe)"
+
+
+async def test_reflect_only_and_base_differ_under_the_scripted_policy():
+    async def play(factory: Any) -> list[str]:
+        agent = factory(model=PolicyModel(EscapeExplorerPolicy()))
+        agent.reset(INSTANCE, 0)
+        history: list[dict[str, Any]] = []
+        actions = []
+        last = None
+        for step in range(1, 6):
+            data = make_data(step, bag=("pipe head",), scene_tools=(), history=history, last=last)
+            action = (await agent.act(observe(data))).action
+            actions.append(action)
+            call = read_call(action)
+            target = call.args[-1] if call and call.kind in ("click", "apply") else ""
+            last = failed(action, call.kind if call else "", target, "Nothing happens.")
+            history = [{"step": step, "action": action, "response": "Nothing happens."}]
+        return actions
+
+    assert await play(make_base) != await play(make_reflect_only)
+
+
+def test_scripted_answers_the_dn_corrective_turn_from_prompt_11():
+    dn_user = redna_prompts.render_dn_user(
+        step=3, scene="study", target="wall safe", failure_count=2, substantive_count=0,
+        scene_description=SCENE_TEXT, tools_in_bag="<applicable tool> rope: A rope.",
+        objective=OBJECTIVE, failures="", possible_actions="<interactable item> wall safe",
+        diversity="",
+    )  # fmt: skip
+    messages = [
+        Message(role="system", content=redna_prompts.render_dn_system()),
+        Message(role="user", content=dn_user),
+        Message(role="assistant", content="Thought: t\nAction: click(wall safe)"),
+        Message(role="user", content=redna_prompts.render_dn_retry("click(wall safe)")),
+    ]
+    assert prompt_kind(messages) == "dn"
+    reply = EscapeExplorerPolicy().respond(messages, ModelParams())
+    assert parse_reply(reply).action == "apply(rope, wall safe)"
 
 
 def test_scripted_unknown_prompt_is_answered_without_raising():

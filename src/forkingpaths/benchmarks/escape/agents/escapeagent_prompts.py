@@ -11,8 +11,9 @@ from string import Template
 
 REFLECTION_MARKER = "Response from the environment:"
 """In the reflection user turn (Prompt 6) only."""
-TOOL_FORETHOUGHT_MARKER = "You just collected a new tool:"
-"""In the new-tool forethought user turn (Prompt 7) only."""
+TOOL_FORETHOUGHT_MARKER = "A new tool is in your bag:"
+"""In the new-tool forethought user turn (Prompt 7) only: a tool just collected, or a base tool
+just changed by a successful craft."""
 TASK_FORETHOUGHT_MARKER = "The task you just found:"
 """In the new-task forethought user turn (Prompt 8) only."""
 ACTIONS_LABEL = "Actions:"
@@ -20,39 +21,43 @@ ACTIONS_LABEL = "Actions:"
 
 # Prompt 4: appended to the Base user turn when the forethought queue is empty.
 FREE_EXPLORATION_TEMPLATE = Template(
-    """You are now exploring the scenes on your own. Visit scenes you have not seen, interact \
-with the items through click, input or apply, and try crafting new tools:
-- If some <interactable item> here has not received any action from you yet, click it first.
-- Otherwise, go to an <interactable scene> you have not visited yet, or back to the scene you \
-came from.
-- Keep to the rules of Possible Actions and of the system prompt, and give a valid action with \
-its thought.
-Do not repeat actions from the history or from earlier steps. Your Response:"""
+    """You are in free-exploration mode. Go to scenes you have not seen yet, work with the items \
+(click them, enter strings into them, apply tools to them) and see whether your bag tools combine \
+into new ones:
+- If an <interactable item> here has not been touched by any of your actions yet, click it \
+before anything else.
+- If every item here has been tried, head for an <interactable scene> you have not visited, or \
+return to the scene you came from.
+- Give a valid action with its thought, respecting the system prompt and the Possible Actions \
+list.
+Leave out actions that already appear in your history or in earlier steps. Your Response:"""
 )
 
-# Prompt 5: the reflection system prompt.
+# Prompt 5: the reflection system prompt. `update` takes the task's index besides the feedback
+# (the paper's figure writes update(updated_feedback)): the list is numbered and several tasks
+# may be open, so the index says which one the new feedback belongs to (see EscapeAgent).
 REFLECTION_SYSTEM_TEMPLATE = Template(
-    """You reflect on the action you just took and on the environment's answer, and you keep a \
-task list with hints for solving each task.
+    """Your role is to look back at the action just taken and at what the environment answered, \
+and to keep a task list with advice on how each task might be solved.
 
-The task list holds things you cannot solve yet with the tools you carry but expect to come back \
-to later: write each one down with suggestions and hints for your future self.
+The list is for obstacles you cannot get past yet with what you carry but expect to return to: \
+record each one with whatever clues will help you when you come back to it.
 
-After you have analysed your action and the environment's answer, give exactly one call that \
-maintains the task list. The calls you may use:
+Once you have analysed the action and the response, reply with exactly one call that maintains \
+the list. The calls you may use:
 new(task_name, feedback)
-    Adds a task. task_name is a short name for it; feedback says what you need in order to solve it.
+    Adds a task: a short name for it, and what solving it requires.
 update(index, updated_feedback)
-    Revises the task numbered index. updated_feedback keeps the task's earlier feedback and adds \
-one new lesson learnt from the current action.
+    Rewrites the notes of the task numbered index: they keep everything they said so far, plus \
+one further lesson this action taught you.
 delete(index)
-    Removes the task numbered index because it is solved or no longer useful.
+    Removes the task numbered index, because it is done or no longer useful.
 none()
-    Leaves the list unchanged; takes no parameter.
+    Changes nothing; takes no parameter.
 
-Examples of valid calls: new(open the steel cabinet, the cabinet has a four-digit lock; look for \
-a code), update(2, the lid is rusted shut and the pliers slipped; something to loosen the rust \
-may help), delete(1), none()."""
+Examples of valid calls: new(reach the weather vane, it turns on the roof ridge far out of reach; \
+something long might get to it), update(2, the sundial plinth will not rotate and pushing did \
+nothing; it may need leverage), delete(1), none()."""
 )
 
 # Prompt 6: the reflection user turn. The task list is shown so that update and delete can name
@@ -73,68 +78,71 @@ Your action: $action
 $marker
 $response
 
-Now give, in one line, the one call that maintains the task list. Follow the system instructions: \
-pull the hint out of the response and fill in the call's parameters.
+Reply with a single line holding the one task-list call. As the system prompt explains, take the \
+clue from the environment's response and put it into the call's arguments.
 
 Your Response:"""
 )
 
-# Prompt 7: forethought for a newly collected tool (system, then user turn).
+# Prompt 7: forethought for a new tool (system, then user turn).
 TOOL_FORETHOUGHT_SYSTEM_TEMPLATE = Template(
-    """Use your creativity to work out what the tool you just collected could be used for.
+    """A tool has just entered your bag (newly picked up, or changed by a craft). Think \
+inventively about what it could be good for.
 
-A tool is usually used in one of two ways:
-1. Combine it with another tool from your bag into a new tool: craft(<collected tool>, <tool from \
-your bag>).
-2. Use it on the target item of a task: apply(<collected tool>, <target item of a task>).
+It can be put to use in two ways:
+1. As the base of a craft with another bag tool, giving a changed tool: craft(<new tool>, <tool \
+from your bag>).
+2. On the target item of a listed task: apply(<new tool>, <target item of a task>).
 
 Hints:
-1. Read the task and tool descriptions carefully and look for links between them.
-2. In your Thought, consider explicitly the bag tools you could craft with and the task targets \
-you could apply to.
-3. Under Actions, list zero or more craft/apply calls, one per line, each followed by ` | ` and \
-its justification. For an apply, name the task's index and say why the tool could solve that task.
+1. Compare what the task notes say is needed with what the descriptions say the tools are like.
+2. In your Thought, go through the other bag tools as craft partners and the task targets as \
+apply targets, by name.
+3. Under Actions, write as many craft/apply calls as you find worth trying (none is fine), one \
+per line, each followed by ` | ` and its reason. For an apply, give the task's number and the \
+property of the tool that should make it work there.
 
 Answer in this form:
 Thought: ...
 $actions_label
-craft(<collected tool>, <tool from your bag>) | why the two combine into something useful
-apply(<collected tool>, <target item>) | task <index>: why the tool may solve the task
+craft(<new tool>, <tool from your bag>) | what the combination would be able to do
+apply(<new tool>, <target item>) | task <index>: which property of the tool fits the task
 (write `$actions_label none` when you have no candidate)"""
 )
 
 TOOL_FORETHOUGHT_USER_TEMPLATE = Template(
     """$marker
-<collected tool>: $tool
+<new tool>: $tool
 Description: $description
 
 Other tools in your bag:
 $bag
 
-Tasks waiting to be solved:
+Open tasks:
 $task_list
 
-Give your Thought and Actions as the system prompt asks. Think it through and be bold in \
-proposing plausible craft and apply actions."""
+Write your Thought and Actions in the format the system prompt gives. Take your time, and do not \
+hold back ideas that are plausible even if unusual."""
 )
 
 # Prompt 8: forethought for a newly found task (system, then user turn).
 TASK_FORETHOUGHT_SYSTEM_TEMPLATE = Template(
-    """Use your creativity to work out whether any tool you carry could solve the task you just \
-found.
+    """A task has just been added to your list. Think inventively about whether something you \
+already carry could settle it.
 
-A task is usually solved in one of three ways:
-1. Click its target item.
-2. Apply a tool from your bag to its target item.
-3. Input a string into its target item.
+A task is typically settled in one of three ways:
+1. Clicking its target item.
+2. Applying one of your bag tools to its target item.
+3. Entering a string into its target item.
 
 Hints:
-1. Think about what the task needs. If you have not clicked the target yet, a simple click comes \
-first.
-2. Read the tool descriptions and the hints of the memory pad and connect them to the task.
-3. In your Thought, consider click, apply and input possibilities.
-4. Under Actions, list zero or more click/apply/input calls, one per line, each followed by ` | ` \
-and its justification.
+1. Work out what the task calls for. A target you have not clicked yet deserves a plain click \
+before anything else.
+2. Look through the tool descriptions and the clues gathered in the memory pad for anything \
+that bears on the task.
+3. In your Thought, weigh all three routes: a click, a tool applied, a string entered.
+4. Under Actions, write as many click/apply/input calls as you find worth trying (none is fine), \
+one per line, each followed by ` | ` and its reason.
 
 Answer in this form:
 Thought: ...
@@ -156,9 +164,12 @@ $bag
 Hints from the memory pad:
 $memory_pad
 
-Give your Thought and Actions as the system prompt asks. Think it through and be bold in \
-proposing plausible click, apply and input actions."""
+Write your Thought and Actions in the format the system prompt gives. Take your time, and do not \
+hold back ideas that are plausible even if unusual."""
 )
+
+# The thought of a step the agent takes towards a queued candidate's scene (no model call).
+ROUTE_THOUGHT_TEMPLATE = Template("I head for $scene to try $action there: $why")
 
 TASK_LINE_TEMPLATE = Template("$index. [Task] Name: $name, Target Item: $target\n   Notes: $notes")
 NO_TASKS = "(no tasks yet)"
@@ -230,6 +241,11 @@ def render_task_forethought_user(
         bag=bag or NO_TOOLS,
         memory_pad=memory_pad or NO_HINTS,
     )
+
+
+def render_route_thought(*, scene: str, action: str, why: str) -> str:
+    """The thought of a move towards the scene of a queued candidate."""
+    return ROUTE_THOUGHT_TEMPLATE.substitute(scene=scene, action=action, why=why or "(no reason)")
 
 
 def render_task_line(index: int, name: str, target: str, notes: str) -> str:

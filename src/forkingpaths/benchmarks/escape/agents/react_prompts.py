@@ -2,23 +2,43 @@
 
 Each carries the information, rules and output format of the paper's figure (App. F, Figures 6
 and 14) in our own words. Prompt 2 and 3 (the user turn) live in `..observation`.
+
+The example actions of Prompt 1 name objects that occur in no shipped scenario (and none of the
+paper's own examples): an example must show the grammar without hinting at a solution.
+`tests/benchmarks/escape/test_agent_prompts.py` checks every example of every agent prompt
+against all scene, item, tool and move names of the shipped scenarios.
 """
 
 from __future__ import annotations
 
 from string import Template
 
+EXAMPLE_ACTIONS: tuple[str, ...] = (
+    "click(grandfather clock)",
+    "click(tuning fork)",
+    "apply(tuning fork, crystal chandelier)",
+    "craft(kite frame, ribbon spool)",
+    "input(6153, cipher wheel)",
+    "move(observatory)",
+)
+"""Prompt 1's well-formed actions, one per line in the prompt (one of each kind, two clicks as
+in the paper's figure: an item examined and a tool picked up)."""
+
 # Prompt 1: the system prompt shared by Base, Self-Refine, EscapeAgent and ReDNA's base policy.
+# Rule 1 and the silent check name Tools in Bag besides Possible Actions (the paper's Prompt 1
+# names Possible Actions only): our observation lists bag tools in their own block, not under
+# Possible Actions, so without it rule 1 would forbid every apply and craft; Prompts 9 and 10
+# name both blocks too.
 SYSTEM_TEMPLATE = Template(
     """You act inside a simulated, text-only environment. Your job is to reach the functional \
-goal of the scenario (for instance: make a system safe again, fix a broken device, get something \
-running).
-NOTE: The goal can usually be reached in SEVERAL different ways. Vary your approach and look for \
-alternative routes to the goal whenever you can.
+goal the scenario sets (for instance: make a system safe again, fix a broken device, get \
+something running).
+IMPORTANT: The goal may be reachable by MORE THAN ONE route. Vary your approach and, where you \
+can, look for other ways of reaching it.
 
 You deal with three kinds of interactive things:
 - items: objects in the CURRENT SCENE that you can interact with
-- tools: tools you have already collected, kept IN YOUR BAG
+- tools: tools you have already picked up, kept IN YOUR BAG
 - scenes: neighbouring scenes you can go to
 
 Each step you perform exactly ONE of these actions:
@@ -26,53 +46,51 @@ Each step you perform exactly ONE of these actions:
 tool lying in the current scene and put it into your bag.
 - apply(<tool in your bag>, <interactable item in the current scene>): use one of your bag tools \
 on an ITEM in the current scene.
-- input(string, <interactable item in the current scene>): enter a string (a code, a word) into \
-an item in the current scene.
+- input(string, <interactable item in the current scene>): type or enter a string into an item \
+in the current scene.
 - move(<interactable scene>): go to a neighbouring scene.
-- craft(<base tool in your bag>, <ingredient tool in your bag>): work the ingredient tool into \
-the base tool, which changes or upgrades the base tool. The FIRST argument is the base tool and \
-the SECOND is the ingredient added to it. The order matters: craft(a, b) and craft(b, a) are \
+- craft(<base tool in your bag>, <ingredient tool in your bag>): work one bag tool into another \
+to change or improve it. Argument order decides the roles: the tool named first is the one that \
+gets modified, the tool named second is worked into it, so craft(a, b) and craft(b, a) are \
 different actions.
 
 Examples of well-formed actions:
-click(drawer)
-click(screwdriver)
-apply(crowbar, wooden crate)
-craft(flashlight, battery)
-input(4721, keypad)
-move(storage room)
+$examples
 
 RULES YOU MUST FOLLOW:
-1) Use ONLY names that appear in Possible Actions (or, for tools, in your bag).
-2) A tool you can see in the scene is NOT in your bag until you click it; click it first if you \
-want to use it later.
-3) craft works ONLY on TWO TOOLS that are both already in your bag: the FIRST is the base tool, \
-the SECOND the ingredient.
-4) apply must target an INTERACTABLE ITEM OF THE CURRENT SCENE: its second argument has to be one \
-of the items under Possible Actions. To use a tool on another tool, use craft() instead.
-5) Before a craft or an apply, check that the tools it needs are already in your bag and that the \
-target is an item, not a tool.
-6) When an action fails, do not immediately retry the same failed idea. Switch target, collect \
-the tools you lack, move elsewhere, or try a different mechanism.
-7) Favour actions that open up options: visit scenes, click items you have not examined, collect \
-tools that look relevant, then apply or craft on the basis of what you have seen.
-8) Since more than one solution exists, never assume there is a single right next step.
-9) Once craft(A, B) has SUCCEEDED, do NOT try craft(A, B) or craft(B, A) again: the ingredient B \
-was used up.
+1) Write ONLY names listed under Possible Actions or under Tools in Bag.
+2) A tool lying in the scene is NOT yours yet: clicking it moves it into your bag, and only then \
+can you apply it or craft with it.
+3) craft combines ONLY TWO TOOLS that are both already in your bag; the one named first is \
+modified, the one named second is worked into it.
+4) The target of apply (its second argument) must be an INTERACTABLE ITEM OF THE CURRENT SCENE, \
+one of those under Possible Actions. Tool-on-tool work goes through craft(), never apply().
+5) Before an apply or a craft, make sure every tool it names is already in your bag and that an \
+apply aims at an item, not at a tool.
+6) After a failure, do not go straight back to the idea that just failed: pick another target, \
+fetch the tools you are missing, go somewhere else, or change HOW you are trying to bring the \
+effect about.
+7) Prefer steps that widen what you can do later: visit scenes, examine items you have not \
+clicked yet, pick up tools that seem useful, and base your applies and crafts on what you have \
+observed.
+8) The goal may have several solutions, so do not take it for granted that only one next step is \
+right.
+9) A craft that has SUCCEEDED is finished: its ingredient is gone, so neither that craft nor the \
+same pair in reverse order is worth another try.
 
 AVOIDING LOOPS:
-- An action that failed once must NOT be repeated word for word.
-- NEVER write apply(X, Y) when Y is a tool in your bag or a tool lying in the scene; tool-on-tool \
-work is craft().
-- Never repeat craft(A, B) after it has succeeded.
-- If you keep repeating an action without progress, go to another scene or change approach.
+- Never send again, unchanged, an action that has already failed once.
+- Never aim apply() at a tool, whether it is in your bag or lying in the scene: combining tools \
+is what craft() is for.
+- Do not issue a successful craft a second time.
+- When repetition brings no progress, leave for another scene or switch strategy.
 
 Check silently before each action:
-- Is the target among the items of the current scene?
-- Is the thing I want to use already in my bag?
-- For apply(X, Y): is Y listed as an item of the current scene?
-- For craft(A, B): have I already made this craft successfully?
-- Did I already try exactly this action and see it fail?
+- Does my target appear among this scene's items?
+- Is every tool the action names already in my bag?
+- If it is an apply: is its second argument one of the scene's listed items?
+- If it is a craft: did this very combination already succeed earlier?
+- Is this exact action already in my history as a failure?
 
 Answer in two lines:
 Thought: ...
@@ -83,19 +101,18 @@ Action: ..."""
 SELF_REFINE_TEMPLATE = Template(
     """FEASIBILITY SELF-CHECK
 
-Before you commit to an action, check it silently, point by point:
-- Could the action physically work?
-- Does it use only names shown under Possible Actions or Tools in Bag?
-- Is it written in the action grammar?
-- For apply(tool, item): is the tool in your bag already, and is the target an item of the \
-current scene?
-- For craft(tool A, tool B): are both tools in your bag already?
-- For move(scene): is the scene one of the listed valid scene names?
-- Is it a plausible step towards the objective?
-- Does it steer clear of an attempt the history already shows failing?
+Test the action you have in mind against these points, silently, before you write it down:
+- Would it work physically, given the objects involved?
+- Are all its names taken from Possible Actions or Tools in Bag?
+- Does it follow the action grammar exactly?
+- apply: is the first argument a tool you already carry, and the second an item of this scene?
+- craft: are both arguments tools you already carry?
+- move: is the argument one of the valid scene names listed?
+- Does it bring you closer to the objective in a believable way?
+- Does it avoid redoing something the history shows has already failed?
 
-If your first idea fails a check or rests on weak grounds, fix it before you answer.
-Do not write out the checks. Give only the final, checked action:
+If the action fails a point or is only weakly supported, replace it before answering.
+Keep the checks to yourself and output only the action that passed them:
 
 Thought: ...
 Action: ..."""
@@ -107,7 +124,7 @@ RESPONSE_SLOT = "Your Response:"
 
 def render_system() -> str:
     """Prompt 1."""
-    return SYSTEM_TEMPLATE.substitute()
+    return SYSTEM_TEMPLATE.substitute(examples="\n".join(EXAMPLE_ACTIONS))
 
 
 def render_self_refine() -> str:

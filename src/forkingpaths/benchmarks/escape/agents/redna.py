@@ -27,7 +27,7 @@ from forkingpaths.models.base import ChatModel, Message
 DEFAULT_TAU = 2
 """Failure threshold tau; the paper does not print its value (Table 14 names the trigger only)."""
 MEMORY_KINDS: tuple[str, ...] = ("click", "apply", "input")
-"""Failed actions stored in the memory M[I] (Table 11, line 20)."""
+"""Failed actions Table 11 (line 20) stores in the memory M[I] under their own target item."""
 SUBSTANTIVE_KINDS: tuple[str, ...] = ("apply", "craft", "input")
 """Failed actions that count towards c[I] (Table 11, line 26; Table 14 "Tracked actions")."""
 DN_ACTION_KINDS: tuple[str, ...] = ("apply", "input", "craft")
@@ -50,11 +50,12 @@ class TargetMemory:
     name: str
     """The target as the env named it."""
     entries: list[FailureEntry] = field(default_factory=list)
-    """M[I]: failed click/apply/input pairs, identical ones merged, first occurrence first."""
+    """M[I]: failed click/apply/input pairs on I and the failed crafts credited to I, identical
+    pairs merged, first occurrence first."""
     substantive: int = 0
     """c[I]: failed apply/craft/input actions on this target."""
     failures: int = 0
-    """All failed actions on this target (click and craft included)."""
+    """All failed actions on this target (clicks and credited crafts included)."""
     last_substantive: int = 0
     """When c[I] last grew (a counter over the attempt), to break ties towards recency."""
     armed: int = 0
@@ -69,16 +70,16 @@ class FailureMemory:
         self._clock = 0
 
     def record(self, kind: str, target: str, action: str, response: str) -> None:
-        """Store one failed action on `target` (Table 11, lines 19-28)."""
+        """Store one failed action under the item `target` (Table 11, lines 19-28; a craft
+        arrives here already credited to an item, see `ReDNAAgent`)."""
         memory = self.targets.setdefault(fold_name(target), TargetMemory(target))
         memory.failures += 1
-        if kind in MEMORY_KINDS:
-            for entry in memory.entries:
-                if entry.action == action and entry.response == response:
-                    entry.count += 1
-                    break
-            else:
-                memory.entries.append(FailureEntry(action, response))
+        for entry in memory.entries:
+            if entry.action == action and entry.response == response:
+                entry.count += 1
+                break
+        else:
+            memory.entries.append(FailureEntry(action, response))
         if kind in SUBSTANTIVE_KINDS:
             self._clock += 1
             memory.substantive += 1
@@ -90,7 +91,8 @@ class FailureMemory:
 
     def stalled(self, tau: int, names: set[str]) -> TargetMemory | None:
         """The target DN should work on: tau substantive failures since DN last worked on it and
-        folded name in `names`; highest c wins, ties go to the one whose counter grew last."""
+        folded name in `names` (the items of the current scene); highest c wins, ties go to the
+        one whose counter grew last."""
         ready = [m for key, m in self.targets.items() if m.armed >= tau and key in names]
         return max(ready, key=lambda m: (m.substantive, m.last_substantive), default=None)
 
@@ -98,22 +100,34 @@ class FailureMemory:
 class ReDNAAgent:
     """ReDNA: Reflect memory + Diverge-then-Narrowing over the Base ReAct policy (Table 11).
 
-    Reflect (every step, from `Observation.data["last"]`): when the previous action was a click,
-    apply, input or craft that failed (`success` false) and its `target` was an item or tool the
-    agent saw at that step (items, tools lying in the scene, bag; so garbage names make no
-    entries), click/apply/input store (canonical action, response) under the target in M[I],
-    identical pairs raising a repetition count; apply/craft/input increment the substantive
-    counter c[I] (click does not: it is inspection). A craft's target is what the env reports
-    (its base tool), so crafts count in c[I] of that tool but, per Table 11, are not stored in M.
+    Reflect (every step, from `Observation.data["last"]`): when the previous action failed
+    (`success` false) and was a click, apply or input on an item the agent saw at that step
+    (garbage names make no entries), (canonical action, response) is stored under that item in
+    M[I], identical pairs raising a repetition count; apply and input also increment the
+    substantive counter c[I] (click does not: it is inspection).
 
-    DN (when some target has c[I] >= tau and is still in view, i.e. an item of the current scene
-    or a tool in the bag or the scene): ONE call, system = Prompt 10, user = Prompt 11, whose
-    DIVERGENT PHASE INPUTS hold only the target, the scene description and the bag, and whose
-    CONVERGENT PHASE INPUTS hold the objective, M[I*] (actions, responses, counts), the possible
-    actions and the diversity constraint. I* is the target with the highest c (ties: the one that
-    failed most recently). The reply's action is sent as given even when it is not an apply,
-    input or craft (the env judges it); such replies are counted in `counts["dn_off_grammar"]`,
-    DN steps in `counts["dn_steps"]` (both over the agent's life, not reset between attempts).
+    Failed crafts: Table 11 (line 20) stores only click/apply/input in M and keys everything by
+    the action's target item, which a craft does not have (it names two bag tools); §4.1 and
+    Figure 3 on the other hand show `craft(long stick, plastic bag)` filed under the *beehive*,
+    the item the agent was stuck on, and §4.1/Table 11 count crafts in c[I]. We follow §4.1: a
+    failed craft (a valid one: both tools in the bag) is credited to the item the agent is
+    currently stalled on, which is the DN target I* when DN issued the craft, otherwise the
+    most recent item that received a failure in this attempt; it is stored in M[I] with its
+    response (so Narrowing sees it) and counted in c[I]. Before any item has failed, a failed
+    craft is ignored. Never is a bag tool a memory key or a DN target.
+
+    DN (when some item of the current scene, `data["items"]`, has tau substantive failures since
+    DN last worked on it): system = Prompt 10, user = Prompt 11, whose DIVERGENT PHASE INPUTS
+    hold only the target, the scene description and the bag, and whose CONVERGENT PHASE INPUTS
+    hold the objective, M[I*] (actions, responses, counts), the possible actions and the
+    diversity constraint. I* is the item with the highest c (ties: the one that failed most
+    recently). Table 14 restricts DN's final action to apply, input or craft: when the reply's
+    action is no parsable apply/input/craft call, one corrective user turn follows the reply
+    (the action must be apply(), input() or craft() on listed names); when the second reply is
+    still none, the Base policy decides this step instead (all calls are recorded: "dn", "dn",
+    "act") and `counts["dn_off_grammar"]` grows. `counts` also holds "dn_steps" (DN
+    invocations) and "dn_retries" (corrective turns), over the agent's life, not reset between
+    attempts.
 
     After DN fires (the paper leaves this open; §4 says DN "temporarily replaces the policy"): DN
     takes that one step, then I* needs tau more substantive failures before DN takes over for it
@@ -138,14 +152,21 @@ class ReDNAAgent:
         self.counts: Counter[str] = Counter()
         self._seen: set[str] | None = None
         """Folded names the agent could see at the previous step (None at an attempt's start)."""
+        self._stalled_on: str | None = None
+        """The item that received the most recent failure in this attempt."""
+        self._dn_target: str | None = None
+        """The DN target I* when DN issued the previous action (None otherwise)."""
 
     def reset(self, instance: Instance, seed: int) -> None:
         self.base.reset(instance, seed)
         self.memory = FailureMemory()
         self._seen = None
+        self._stalled_on = None
+        self._dn_target = None
 
     def reflect(self, last: Mapping[str, Any] | None) -> None:
         """Update the failure memory with the previous step (Table 13, stage 1)."""
+        dn_target, self._dn_target = self._dn_target, None
         if not isinstance(last, Mapping) or last.get("success"):
             return
         kind, target = last.get("kind"), last.get("target")
@@ -155,37 +176,55 @@ class ReDNAAgent:
             return
         # The canonical text merges spellings of one action; the raw text if the env gave none.
         action = str(last.get("canonical") or last.get("action") or "")
-        self.memory.record(kind, target, action, str(last.get("response", "")))
+        response = str(last.get("response", ""))
+        if kind == "craft":
+            item = dn_target or self._stalled_on
+            if item is not None:
+                self.memory.record(kind, item, action, response)
+            return
+        self.memory.record(kind, target, action, response)
+        self._stalled_on = target
 
     async def act(self, observation: Observation) -> Decision:
         data = observation.data
         self.reflect(data.get("last"))
         self._seen = in_view(data)
         if self.divergent_narrowing:
-            stalled = self.memory.stalled(self.tau, self._seen)
+            items = {fold_name(str(n)) for n in data.get("items", []) if str(n).strip()}
+            stalled = self.memory.stalled(self.tau, items)
             if stalled is not None:
                 return await self.diverge_narrow(observation, stalled)
         return await self.base.decide(observation, self.failures_block())
 
     async def diverge_narrow(self, observation: Observation, target: TargetMemory) -> Decision:
-        """The DN module's step: one call with Prompt 10 and Prompt 11 (Table 13, stages 3-4)."""
+        """The DN module's step: Prompt 10 and Prompt 11 (Table 13, stages 3-4), one corrective
+        turn when the action is no apply/input/craft, the Base policy when it still is none."""
         messages = [
             Message(role="system", content=prompts.render_dn_system()),
             Message(role="user", content=self.dn_prompt(observation.data, target)),
         ]
-        completion = await self.model.complete(messages, self.base.params)
-        reply = parse_reply(completion.text)
         self.counts["dn_steps"] += 1
         target.armed = 0
-        call = read_call(reply.action)
-        if call is None or call.kind not in DN_ACTION_KINDS:
+        completion = await self.model.complete(messages, self.base.params)
+        calls = [ModelCallRecord.from_completion(completion, purpose="dn")]
+        reply = parse_reply(completion.text)
+        if not is_dn_action(reply.action):
+            self.counts["dn_retries"] += 1
+            messages += [
+                Message(role="assistant", content=completion.text),
+                Message(role="user", content=prompts.render_dn_retry(reply.action)),
+            ]
+            completion = await self.model.complete(messages, self.base.params)
+            calls.append(ModelCallRecord.from_completion(completion, purpose="dn"))
+            reply = parse_reply(completion.text)
+        if not is_dn_action(reply.action):
             self.counts["dn_off_grammar"] += 1
+            decision = await self.base.decide(observation, self.failures_block())
+            decision.calls = calls + decision.calls
+            return decision
+        self._dn_target = target.name
         self.base.remember(observation, reply.thought)
-        return Decision(
-            action=reply.action,
-            thought=reply.thought,
-            calls=[ModelCallRecord.from_completion(completion, purpose="dn")],
-        )
+        return Decision(action=reply.action, thought=reply.thought, calls=calls)
 
     def dn_prompt(self, data: Mapping[str, Any], target: TargetMemory) -> str:
         """Prompt 11 for `target` on the observation `data`."""
@@ -223,6 +262,12 @@ class ReDNAAgent:
 
     def state(self) -> dict[str, Any]:
         return {}
+
+
+def is_dn_action(action: str) -> bool:
+    """Whether `action` is a two-argument apply, input or craft call (Table 14)."""
+    call = read_call(action)
+    return call is not None and call.kind in DN_ACTION_KINDS and len(call.args) == 2
 
 
 def in_view(data: Mapping[str, Any]) -> set[str]:

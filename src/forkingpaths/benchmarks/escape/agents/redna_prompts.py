@@ -17,35 +17,37 @@ CONVERGENT_INPUTS = "CONVERGENT PHASE INPUTS"
 
 # Prompt 10: the DN module's system prompt.
 DN_SYSTEM_TEMPLATE = Template(
-    """You are a single-shot creative reasoning module, guided by feedback, inside a text \
-environment.
+    """You are a one-off reasoning module inside a text environment: you turn the feedback of \
+failed attempts into a creative next step.
 
-The usual action policy is switched off for this step because the agent has piled up failed \
-interactions with one and the same target item.
-Your task is to pick the NEXT action through a Divergent-then-Convergent process.
+For this step the usual action policy is paused, because the agent has failed several times \
+on one and the same target item.
+Pick the NEXT action by first widening the range of ideas and then narrowing it down \
+(a divergent, then a convergent phase).
 
-Action grammar of the game:
+Actions you may use here:
 - apply(<tool in your bag>, <interactable item in the current scene>)
 - input(string, <interactable item in the current scene>)
 - craft(<base tool in your bag>, <ingredient tool in your bag>)
 
 Rules:
-- Use only names that appear under Possible Actions or Tools in Bag.
-- apply() takes a bag tool first and an item of the current scene second.
-- craft() combines two bag tools; the order of the two matters.
-- input() can only target an item of the current scene.
-- Your final action must be an apply(), input() or craft(). Never choose click() or move().
+- Every name you write must appear under Possible Actions or Tools in Bag.
+- apply(): a tool from the bag first, an item of the current scene second.
+- craft(): two tools from the bag; swapping them gives a different craft.
+- input(): its target is an item of the current scene.
+- This step ends in an apply(), input() or craft(); click() and move() are not allowed here.
 
-Work in two phases:
-1. Divergent phase: come up with varied candidate mechanisms and rough actions. Do not settle on \
-the final action yet.
-2. Convergent phase: bring in the objective, the valid actions and the accumulated evidence of \
-failure, and choose exactly one valid next action.
+Proceed in two phases:
+1. Divergent phase: sketch varied mechanisms and the actions that would carry them out, without \
+committing to any of them.
+2. Convergent phase: weigh the sketches against the objective, the valid actions and the \
+failures recorded so far, and commit to a single action the game will accept.
 
-Use only creative interaction mechanisms:
-1. A new tool-based mechanism on the same target, through apply().
-2. An input grounded in evidence on the same target, through input().
-3. A craft of two tools that creates a new capability for the target or the objective.
+Stay within these three kinds of mechanism:
+1. apply(): a tool from your bag used on that same target in a way not tried yet.
+2. input(): a string for that same target, taken from something you have observed.
+3. craft(): two tools combined into something that can do what neither could alone, for the \
+target or for the objective.
 
 Thought: ...
 Action: ..."""
@@ -53,7 +55,7 @@ Action: ..."""
 
 # Prompt 11: the DN module's user turn.
 DN_USER_TEMPLATE = Template(
-    """FEEDBACK-GUIDED REFLECT / DIVERGE-NARROW MODULE
+    """REFLECT / DIVERGE-NARROW STEP
 
 Current step: $step
 Current position: $scene
@@ -72,12 +74,15 @@ Tools in Bag:
 $tools_in_bag
 
 DIVERGENT PHASE
-Come up with 2-4 clearly different candidate mechanisms that use apply(), input() or craft().
-Think about:
-- apply(tool, target item): use a bag tool on the target item in an unusual way.
-- input(string, target item): try a code, word, label or sequence backed by evidence.
-- craft(tool A, tool B): join two bag tools first, then come back to the target.
-Do not propose click() or move().
+Sketch two to four candidate mechanisms that differ in kind, each carried out by an apply(), \
+input() or craft().
+Options to consider:
+- apply(tool, target item): a bag tool used on the target item for something other than its \
+obvious purpose.
+- input(string, target item): a number, word, name or ordering that something you observed \
+points to.
+- craft(tool A, tool B): two bag tools combined first, the result then taken back to the target.
+Leave click() and move() out of the sketches.
 
 $convergent_heading
 Objective:
@@ -89,31 +94,46 @@ $failures
 $possible_actions
 $diversity
 CONVERGENT PHASE
-Choose exactly one valid next action.
+Settle on a single next action that the game will accept.
 Rules:
-- Never repeat a failed action exactly.
-- Drop candidates that the failure responses contradict.
-- Let the accumulated feedback change the mechanism that failed.
-- Choose an apply(), input() or craft() that is valid and not a repeat.
-- An input() string must rest on evidence.
-- For a craft(), say why the two tools together give a useful capability.
-- The final Action must begin with apply(), input() or craft().
+- Do not resend any failed action unchanged.
+- Discard any sketch that a recorded response already rules out.
+- Use what the failures revealed to move away from the mechanism that failed.
+- The choice must be an apply(), input() or craft() that is valid here and has not been tried.
+- An input() string needs a source in what you have observed.
+- If you pick a craft(), explain what the combined tool will be able to do.
+- Only an apply(), input() or craft() is accepted on your Action line.
 
-Before your final answer, say what the latest failure tells you, compare 2-4 concrete candidates, \
-and pick the final action because it supplies what the failed action was missing.
+In your Thought, first state what the most recent failure reveals, then weigh two to four of your \
+concrete sketches against each other, and justify the chosen action by what it adds that the \
+failed attempt lacked.
 
 Thought: ...
 Action: ..."""
 )
 
+# The one corrective turn sent when the DN reply's action is no apply/input/craft (Table 14 "DN
+# final actions"); it follows the reply as the next user turn.
+DN_RETRY_TEMPLATE = Template(
+    """$marker Your Action was `$action`, which this step cannot take: here the action has to \
+be an apply(), an input() or a craft() written only with names listed under Possible Actions or \
+Tools in Bag. Answer again in the same two lines:
+Thought: ...
+Action: ..."""
+)
+DN_RETRY_MARKER = "ACTION NOT ALLOWED IN THIS STEP."
+"""First words of the corrective turn; also how the scripted policy spots it."""
+
 FAILURE_ENTRY_TEMPLATE = Template(
     "$index. $action (failed $count time$plural)\n   Response: $response"
 )
-NO_FAILURES = "(no click, apply or input failure recorded on this target)"
+NO_FAILURES = "(no failure recorded on this target yet)"
 
 # R-only (§5.2): the Reflect memory shown to the Base policy, appended to its user turn.
+FAILURES_BY_TARGET_HEADING = "FAILURES BY TARGET"
+"""First words of R-only's block; also how the scripted policy finds it."""
 FAILURES_BY_TARGET_TEMPLATE = Template(
-    """FAILURES BY TARGET (what has failed on each item in this trial):
+    """$heading (what has failed on each item in this trial):
 $targets
 Use this record to avoid repeating a failed interaction and to change mechanism on a target that \
 keeps failing."""
@@ -161,6 +181,11 @@ def render_dn_user(
     )
 
 
+def render_dn_retry(action: str) -> str:
+    """The corrective user turn after a DN reply whose action is no apply/input/craft."""
+    return DN_RETRY_TEMPLATE.substitute(marker=DN_RETRY_MARKER, action=action.strip() or "(none)")
+
+
 def render_failure_entry(index: int, action: str, response: str, count: int) -> str:
     """One failed (action, response) pair of a target's memory, for Prompt 11."""
     return FAILURE_ENTRY_TEMPLATE.substitute(
@@ -170,7 +195,9 @@ def render_failure_entry(index: int, action: str, response: str, count: int) -> 
 
 def render_failures_by_target(targets: str) -> str:
     """R-only's block; `targets` holds the rendered headers and entries."""
-    return FAILURES_BY_TARGET_TEMPLATE.substitute(targets=targets)
+    return FAILURES_BY_TARGET_TEMPLATE.substitute(
+        heading=FAILURES_BY_TARGET_HEADING, targets=targets
+    )
 
 
 def render_target_header(target: str, failure_count: int, substantive_count: int) -> str:

@@ -25,7 +25,8 @@ _TASK = re.compile(
     r"^\s*(?:(\d+)\.\s*)?\[Task\] Name: (.*), Target Item: (.*?)\s*$(?:\n\s*Notes: (.*)$)?",
     re.MULTILINE,
 )
-_COLLECTED = re.compile(r"^<collected tool>:\s*(.+?)\s*$", re.MULTILINE)
+_NEW_TOOL = re.compile(r"^<new tool>:\s*(.+?)\s*$", re.MULTILINE)
+_FAILED_ON_TARGET = re.compile(r"^\s*\*\s*(.+?) \(x\d+\) -> ", re.MULTILINE)
 _SUBSTANTIVE = re.compile(r"^Failures on this target other than click: (\d+)\s*$", re.MULTILINE)
 _FAILED_ENTRY = re.compile(r"^\s*\d+\.\s*(.+?) \(failed \d+ times?\)\s*$", re.MULTILINE)
 _FAILURE_WORDS = re.compile(
@@ -39,10 +40,11 @@ NO_STATE = "Thought: I cannot find an escape-room state in this prompt.\nAction:
 
 
 def prompt_kind(messages: list[Message]) -> str:
-    """Which prompt the last user turn is: `dn`, `tool-forethought`, `task-forethought`,
-    `reflection` or `act` (anything else: Prompt 2, alone or with a suffix)."""
+    """Which prompt the last user turn is: `dn` (Prompt 11, or the corrective turn after a DN
+    reply), `tool-forethought`, `task-forethought`, `reflection` or `act` (anything else:
+    Prompt 2, alone or with a suffix)."""
     text = _last_user(messages)
-    if redna_prompts.DIVERGENT_INPUTS in text:
+    if redna_prompts.DIVERGENT_INPUTS in text or text.startswith(redna_prompts.DN_RETRY_MARKER):
         return "dn"
     if text.startswith(escapeagent_prompts.TOOL_FORETHOUGHT_MARKER):
         return "tool-forethought"
@@ -57,23 +59,28 @@ class EscapeExplorerPolicy:
     """`scripted/escape-explorer`: a scripted, deterministic explorer for the escape agents.
 
     Act prompts (Prompt 2 with any suffix): the first action, in this order, that the recent
-    history does not hold and that is no forbidden finish action: click each interactable item
-    or visible tool not yet in the bag (clicking collects tools), apply each bag tool to each
-    item, craft each ordered pair of bag tools, move to each neighbouring scene; when every one
-    was tried recently, the one tried longest ago. Reflection prompts: `delete(i)` when a task's
-    target answered without a failure word, `update(i, ...)` when it failed again, `new(...)` for
-    a failed click/apply/input on an untracked item, otherwise `none()`. Forethought prompts: an
-    apply to the first task's target and a craft with the first other bag tool (new tool), or a
-    click and an apply on the task's target (new task). DN prompts: a short divergent list and
-    an apply/input/craft on the target that the shown failed attempts do not hold, the search
-    starting at an offset given by the target's non-click failure count.
+    history does not hold, that a "failures by target" block (R-only) does not list, and that is
+    no forbidden finish action: click each interactable item or visible tool not yet in the bag
+    (clicking collects tools), apply each bag tool to each item, craft each ordered pair of bag
+    tools, move to each neighbouring scene; then the first one not in the recent history even if
+    listed as failed; when every one was tried recently, the one tried longest ago. Reflection
+    prompts: `delete(i)` when a task's target answered without a failure word, `update(i, ...)`
+    when it failed again, `new(...)` for a failed click/apply/input on an untracked item,
+    otherwise `none()`. Forethought prompts: an apply to the first task's target and a craft
+    with the first other bag tool (new tool), or a click and an apply on the task's target (new
+    task). DN prompts (and the corrective turn
+    after a DN reply): a short divergent list and an apply/input/craft on the target that the
+    shown failed attempts do not hold, the search starting at an offset given by the target's
+    non-click failure count.
     """
 
     def respond(self, messages: list[Message], params: ModelParams) -> str:
         kind = prompt_kind(messages)
         text = _last_user(messages)
         if kind == "dn":
-            return answer_dn(text)
+            # A corrective turn is answered from the Prompt 11 it follows.
+            dn = [m.content for m in messages if redna_prompts.DIVERGENT_INPUTS in m.content]
+            return answer_dn(dn[-1] if dn else text)
         if kind == "tool-forethought":
             return answer_tool_forethought(text)
         if kind == "task-forethought":
@@ -99,6 +106,8 @@ class _Scene:
     scenes: list[str]
     history: list[str]
     forbidden: set[str]
+    failed: set[str]
+    """Actions an R-only "failures by target" block lists."""
 
 
 def _read_scene(text: str) -> _Scene:
@@ -111,6 +120,7 @@ def _read_scene(text: str) -> _Scene:
         for line in block.splitlines():
             if line.startswith("Action:"):
                 history.append(_key(line.removeprefix("Action:").strip()))
+    rest, _, failures = rest.partition(redna_prompts.FAILURES_BY_TARGET_HEADING)
     _, _, diversity = rest.partition("DIVERSITY CONSTRAINT")
     bag = [m.group(1) for m in _TOOL.finditer(rest)]
     in_bag = {fold_name(t) for t in bag}
@@ -120,6 +130,7 @@ def _read_scene(text: str) -> _Scene:
         scenes=[m.group(2) for m in _SCENE.finditer(rest)],
         history=history,
         forbidden={_key(m.group(1)) for m in _FORBIDDEN.finditer(diversity)},
+        failed={_key(m.group(1)) for m in _FAILED_ON_TARGET.finditer(failures)},
     )
 
 
@@ -153,8 +164,11 @@ def answer_act(text: str) -> str:
         return NO_STATE
     recent = set(scene.history)
     for action, thought in options:
-        if _key(action) not in recent:
+        if _key(action) not in recent and _key(action) not in scene.failed:
             return _reply(thought, action)
+    for action, thought in options:
+        if _key(action) not in recent:
+            return _reply(f"{thought} It failed before, but nothing else is left.", action)
     # Everything was tried within the working memory: retry what was tried longest ago.
     last_seen = {key: i for i, key in enumerate(scene.history)}
     action, _ = min(options, key=lambda o: last_seen.get(_key(o[0]), -1))
@@ -189,7 +203,7 @@ def answer_reflection(text: str) -> str:
 
 def answer_tool_forethought(text: str) -> str:
     """A new-tool forethought's reply: up to two craft/apply candidates."""
-    found = _COLLECTED.search(text)
+    found = _NEW_TOOL.search(text)
     tool = found.group(1) if found else ""
     others = [
         t for t in (m.group(1) for m in _TOOL.finditer(text)) if fold_name(t) != fold_name(tool)
@@ -245,8 +259,8 @@ def answer_dn(text: str) -> str:
     candidates += [f"craft({a}, {b})" for a in bag for b in bag if a != b]
     if not candidates:
         return NO_STATE
-    # Crafts never enter the shown failures (Table 11 keeps them out of M), so the start of the
-    # search turns with the target's non-click count: repeated DN steps do not loop on one craft.
+    # The start of the search turns with the target's non-click count, so repeated DN steps on
+    # one target begin at different candidates.
     count = _SUBSTANTIVE.search(text)
     offset = int(count.group(1)) % len(candidates) if count else 0
     turned = candidates[offset:] + candidates[:offset]
