@@ -154,7 +154,7 @@ def test_score_names_the_bad_field(
 def test_unknown_run_options_are_benchmark_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run_cli(
+    code, _, err = run_cli(
         ["run", "escape", "--agent", "oracle", "--instances", "pipe_leak", "--attempts", "1",
          "--max-steps", "3", "--runs-dir", str(tmp_path), "--no-progress"],
         capsys,

@@ -12,8 +12,11 @@ if TYPE_CHECKING:
 
     from forkingpaths.core.env import Env
 
-# Observations are prose: every printable ASCII character may appear in them.
-TEXT_CHARSET = string.printable
+# Observations are prose in any language (TurtleSoup is bilingual): every printable character of
+# the Basic Multilingual Plane, plus whitespace, may appear in them.
+TEXT_CHARSET = string.whitespace + "".join(
+    c for c in map(chr, range(0x20, 0x10000)) if c.isprintable()
+)
 MAX_TEXT_LENGTH = 1 << 16
 
 

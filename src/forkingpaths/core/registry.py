@@ -21,6 +21,7 @@ BUILTIN_BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "eeb-v1": "forkingpaths.benchmarks.eeb.benchmark:EEBBenchmark",
         "escape-v1": "forkingpaths.benchmarks.escape.benchmark:EscapeBenchmark",
         "aut-v1": "forkingpaths.benchmarks.escape.aut:AUTBenchmark",
+        "turtlesoup-v1": "forkingpaths.benchmarks.turtlesoup.benchmark:TurtleSoupBenchmark",
     }
 )
 

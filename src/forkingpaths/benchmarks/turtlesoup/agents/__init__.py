@@ -1,0 +1,1 @@
+"""TurtleSoup questioners: Mosaic-Agent, baseline, human play and the scripted questioner."""

@@ -1,0 +1,95 @@
+"""The baseline questioner, "w/o all agents" of §5.4 Table 3: one model call per turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from forkingpaths.benchmarks.turtlesoup.agents import baseline_prompts
+from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
+from forkingpaths.benchmarks.turtlesoup.agents.mosaic import (
+    clean_question,
+    fallback_question,
+    history_entries,
+    key_clue_records,
+    require_model,
+)
+from forkingpaths.core.agent import Decision
+from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.env import Observation
+from forkingpaths.core.records import ModelCallRecord
+from forkingpaths.models.base import ChatModel, Message, ModelParams
+
+DEFAULT_MAX_TURNS = 30
+"""Shown in the prompt when the observation does not say (§5.1)."""
+
+
+def first_question(text: str) -> str:
+    """The question a free reply asks: its first line ending in a question mark, else its first
+    non-empty line, cleaned of list numbers, labels and quotes ("" for an empty reply)."""
+    lines = [clean_question(line) for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if line]
+    for line in lines:
+        if line.endswith(("?", "？")):
+            return line
+    return lines[0] if lines else ""
+
+
+class BaselineQuestioner:
+    """Asks the model for the next question from the surface and the whole history.
+
+    Each `ask` turn sends the surface and the full history and asks for the next yes/no question
+    (purpose `question`); the reply's first question line is asked (list numbers, labels and quotes
+    removed; a reply with no text falls back to a generic probe). In the `summarize` phase one call
+    (purpose `summary`) asks for the hidden story as free text, which is the summary as returned.
+    No deliberation, meta-cognition or screening; the key clue flags reach it only as they appear
+    in the history.
+    """
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+        self.params = ModelParams()
+
+    def reset(self, instance: Instance, seed: int) -> None:
+        """Nothing to forget: every prompt is built from the observation alone."""
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    async def act(self, observation: Observation) -> Decision:
+        data = observation.data
+        lang = prompts.resolve_language(data.get("language"))
+        history = history_entries(data)
+        if data.get("phase") == "summarize":
+            prompt = baseline_prompts.render_final(
+                lang,
+                surface=str(data.get("surface", "")),
+                key_clues=prompts.render_history(key_clue_records(data), lang),
+                history=prompts.render_history(history, lang),
+            )
+            text, call = await self._call(prompt, "summary")
+            return Decision(action=text.strip(), thought="final summary", calls=[call])
+        prompt = baseline_prompts.render_question(
+            lang,
+            surface=str(data.get("surface", "")),
+            history=prompts.render_history(history, lang),
+            turn=data.get("turn", len(history) + 1),
+            max_turns=data.get("max_turns", DEFAULT_MAX_TURNS),
+        )
+        text, call = await self._call(prompt, "question")
+        question = first_question(text)
+        thought = "question from the model"
+        if not question:
+            question = fallback_question(history, lang)
+            thought = "fallback: the reply held no question"
+        return Decision(action=question, thought=thought, calls=[call])
+
+    async def _call(self, prompt: str, purpose: str) -> tuple[str, ModelCallRecord]:
+        completion = await self.model.complete([Message(role="user", content=prompt)], self.params)
+        return completion.text, ModelCallRecord.from_completion(completion, purpose=purpose)
+
+
+def make_baseline(
+    benchmark: Benchmark | None = None, model: ChatModel | None = None
+) -> BaselineQuestioner:
+    """Factory of the `baseline` agent (Table 3, "w/o all agents")."""
+    return BaselineQuestioner(require_model(model, "baseline"))

@@ -1,0 +1,165 @@
+"""`forkingpaths turtlesoup ...`: import puzzle files, measure a responder, play a puzzle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forkingpaths.core.errors import ConfigError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+@app.callback()
+def _turtlesoup() -> None:
+    """TurtleSoup situation puzzles: corpus tools, responder accuracy, human play."""
+
+
+@app.command("import")
+def import_cmd(
+    path: Annotated[Path, typer.Argument(help="a puzzle file or directory (any known format)")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the JSON report")] = False,
+    out: Annotated[Path | None, typer.Option(help="write the valid puzzles in our format")] = None,
+    language: Annotated[str | None, typer.Option(help="en | zh (default: detected)")] = None,
+    allow_no_clues: Annotated[
+        bool, typer.Option(help="accept stories without a key clue library (TurtleBench)")
+    ] = False,
+) -> None:
+    """Validate PATH (ours, the paper's release, TurtleBench) and report; bad entries are named
+    by file and index, the rest loads."""
+    from forkingpaths.benchmarks.turtlesoup.importers import import_report, write_corpus
+
+    if not path.exists():
+        raise ConfigError(f"{path}: no such file or directory")
+    if language not in (None, "en", "zh"):
+        raise ConfigError(f"--language: expected en or zh, got {language!r}")
+    report = import_report(path, language=language, allow_no_clues=allow_no_clues)
+    if out is not None:
+        write_corpus(report.puzzles, out)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        return
+    summary = report.to_json()
+    typer.echo(f"puzzles: {summary['puzzles']} ({', '.join(summary['languages']) or '-'})")
+    for name, count in summary["categories"].items():
+        typer.echo(f"  {name}: {count}")
+    for error in summary["errors"]:
+        typer.echo(f"error: {error}")
+    if out is not None:
+        typer.echo(f"written: {out}")
+
+
+@app.command("judge-accuracy")
+def judge_accuracy_cmd(
+    cases: Annotated[Path, typer.Argument(help="TurtleBench cases.list (guess, title, label)")],
+    stories: Annotated[
+        Path | None, typer.Option(help="stories.json (default: beside CASES)")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="responder model; omit for the lexical stand-in")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="env var with the key")] = None,
+    limit: Annotated[int | None, typer.Option(help="only the first N cases")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Accuracy and per-label precision/recall of a responder on labelled guesses."""
+    from forkingpaths.benchmarks.turtlesoup.importers import import_report, load_turtlebench_cases
+    from forkingpaths.benchmarks.turtlesoup.responder import (
+        LexicalResponder,
+        Responder,
+        judge_accuracy,
+    )
+
+    stories = stories or cases.with_name("stories.json")
+    for given in (cases, stories):
+        if not given.exists():
+            raise ConfigError(f"{given}: no such file")
+    guesses, errors = load_turtlebench_cases(cases)
+    for error in errors:
+        typer.echo(f"error: {error}", err=True)
+    if limit is not None:
+        guesses = guesses[:limit]
+    report = import_report(stories, allow_no_clues=True)
+    chat = None
+    if model is not None:
+        from forkingpaths.core.records import ModelOptions
+        from forkingpaths.models.factory import ModelRuntime, check_model_access, make_model
+
+        options = ModelOptions(base_url=base_url, api_key_env=api_key_env)
+        check_model_access(model, options)
+        chat = make_model(model, options, ModelRuntime())
+
+    def factory(puzzle):  # type: ignore[no-untyped-def]
+        if chat is None:
+            return LexicalResponder(puzzle, key_clues=False)
+        return Responder(chat, puzzle, key_clues=False)
+
+    result = asyncio.run(judge_accuracy(guesses, report.puzzles, factory))
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    def num(value: float | None) -> str:
+        return "-" if value is None else f"{value:.4f}"
+
+    typer.echo(f"accuracy: {num(result['accuracy'])} over {result['n']} cases")
+    for label, row in result["labels"].items():
+        typer.echo(
+            f"  {label:<8} precision {num(row['precision'])}  recall {num(row['recall'])}  "
+            f"f1 {num(row['f1'])}  support {row['support']}"
+        )
+    if result.get("unknown_titles"):
+        typer.echo(f"skipped: {result['unknown_titles']} case(s) whose title has no story")
+
+
+@app.command("play")
+def play_cmd(
+    puzzle: Annotated[str, typer.Argument(help="puzzle id, e.g. clever_logic-03-en")],
+    role: Annotated[
+        list[str] | None,
+        typer.Option(help="responder / judge model, ROLE=MODEL (default: lexical, unjudged)"),
+    ] = None,
+    puzzles: Annotated[
+        Path | None, typer.Option(help="a puzzle file or directory instead of ours")
+    ] = None,
+    max_turns: Annotated[int, typer.Option(help="questions allowed")] = 30,
+    runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
+    run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
+) -> None:
+    """Ask the responder yourself and write a summary; recorded and scored like an agent."""
+    from forkingpaths.cli import parse_roles
+    from forkingpaths.core.records import RunOptions, RunSpec
+    from forkingpaths.core.registry import make_benchmark
+    from forkingpaths.runner.run import execute_run
+
+    options: dict[str, object] = {"max_turns": max_turns}
+    if puzzles is not None:
+        options["puzzles"] = str(puzzles)
+    bench = make_benchmark("turtlesoup", **options)
+    bench.instance(puzzle)  # an unknown id is refused here, naming the benchmark
+    split = puzzle.rsplit("-", 1)[-1] if puzzle.endswith(("-en", "-zh")) else "all"
+    spec = RunSpec(
+        benchmark=bench.id,
+        split=split,
+        instances=[puzzle],
+        agent="human",
+        benchmark_options=bench.options,
+        roles=parse_roles(role, None, None),
+    )
+    result = asyncio.run(
+        execute_run(spec, RunOptions(progress=False), runs_dir=runs_dir, run_id=run_id)
+    )
+    for record in result.records:
+        if record.status == "error":
+            typer.echo(f"stopped early: {(record.error or '').splitlines()[0]}")
+        metrics = record.metrics
+        if metrics.get("overall") is not None:
+            typer.echo(
+                f"logic {metrics['logic_accuracy']:.1f}  detail {metrics['detail_fidelity']:.1f}"
+                f"  conclusion {metrics['conclusion_match']:.1f}  overall {metrics['overall']:.1f}"
+            )
+    typer.echo(f"run directory: {result.run_dir.path}")

@@ -1,0 +1,569 @@
+"""Importers of the paper's release and TurtleBench, the import report and the YAML writer.
+
+Formats (`docs/dev/turtlesoup.md` §1.1):
+
+- The paper's release: a directory with `en/` and `zh/`, each holding one JSON file per category
+  (file stem = category id or display name, any case or separator), each a list of
+  `{"title", "surface", "bottom", "tips"}`; `tips` is the key clue list, a list of strings or one
+  string with a clue per line. The i-th stories of `en/X.json` and `zh/X.json` are one entry.
+- TurtleBench: `stories.json` (a list, or an object keyed by title, of `{"title", "surface",
+  "bottom"}`) and `cases.list` (`guess<TAB>title<TAB>label`; TurtleBench's English files separate
+  with `<TAB>|<TAB>`). Stories have no key clue library, so each is refused unless
+  `allow_no_clues`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from forkingpaths.benchmarks.turtlesoup.puzzles import (
+    CATEGORIES,
+    LANGUAGES,
+    LIST_FIELDS,
+    TEXT_FIELDS,
+    UNCATEGORIZED,
+    Puzzle,
+    PuzzleError,
+    category_id,
+    check_language,
+    detect_language,
+    load_corpus,
+    load_yaml_files,
+)
+from forkingpaths.core.errors import ConfigError, shown
+
+Located = tuple[Puzzle, str, int | None]
+"""A puzzle with the file and index it was read from (for errors found after reading)."""
+
+CASE_LABELS: Mapping[str, str] = MappingProxyType(
+    {
+        "t": "Yes",
+        "yes": "Yes",
+        "correct": "Yes",
+        "对": "Yes",
+        "是": "Yes",
+        "f": "No",
+        "no": "No",
+        "incorrect": "No",
+        "错": "No",
+        "否": "No",
+        "n": "Unknown",
+        "unknown": "Unknown",
+        "irrelevant": "Unknown",
+        "不知道": "Unknown",
+        "无关": "Unknown",
+    }
+)
+"""A TurtleBench label (folded to lower case) -> the responder's answer it expects.
+
+TurtleBench's Chinese cases use T/F/N, its English ones Correct/Incorrect/Unknown; N and
+Irrelevant become Unknown because our responder folds "irrelevant" into Unknown (§4.2).
+"""
+
+STORIES_FILE = "stories.json"
+CASES_FILE = "cases.list"
+
+# A clue line of a one-string `tips` may carry a list marker: "- ", "• ", "1. ", "2) ", "3、".
+_TIP_MARKER = re.compile(r"^\s*(?:[-*•·]|\d+\s*[.)、:]|\(\d+\))\s*")
+
+
+@dataclass(frozen=True)
+class LabelledGuess:
+    """One TurtleBench case: a player's guess about a story and the answer it should get."""
+
+    guess: str
+    title: str
+    """Title of the story (in `stories.json`) the guess is about."""
+    label: str
+    """The expected answer: `Yes`, `No` or `Unknown`."""
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import found: the puzzles that loaded, the refusals, and a census."""
+
+    puzzles: list[Puzzle]
+    errors: list[PuzzleError]
+    languages: list[str]
+    """Languages present, in LANGUAGES order."""
+    categories: dict[str, int]
+    """Category id -> number of puzzles (all languages), in CATEGORIES order."""
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"puzzles": N, "languages": [...], "categories": {id: count}, "errors": [...]}`.
+
+        JSON-ready (what `turtlesoup import --json` prints); errors as `FILE#INDEX: ...` strings.
+        """
+        return {
+            "puzzles": len(self.puzzles),
+            "languages": list(self.languages),
+            "categories": dict(self.categories),
+            "errors": [str(error) for error in self.errors],
+        }
+
+
+def import_report(
+    path: Path, *, language: str | None = None, allow_no_clues: bool = False
+) -> ImportReport:
+    """Validate and load `path` (any supported format) and count what it holds."""
+    puzzles, errors = load_corpus(Path(path), language=language, allow_no_clues=allow_no_clues)
+    counts = Counter(p.category for p in puzzles)
+    order = [*CATEGORIES, UNCATEGORIZED]
+    return ImportReport(
+        puzzles=puzzles,
+        errors=errors,
+        languages=[lang for lang in LANGUAGES if any(p.language == lang for p in puzzles)],
+        categories={c: counts[c] for c in order if counts[c]},
+    )
+
+
+# ---- reading any supported path ----
+
+
+def read_path(
+    path: Path, *, language: str | None = None, allow_no_clues: bool = False
+) -> tuple[list[Located], list[PuzzleError]]:
+    """The puzzles of a file or directory in any supported format, located, and the refusals.
+
+    A file: `*.yaml`/`*.yml` (ours), `stories.json` (TurtleBench) or another `*.json` (one
+    release category file; its language is the parent directory's name when that is en/zh,
+    else `language`, else detected). A directory: its YAML files, its `stories.json` or category
+    JSON files, and its `en/` and `zh/` subdirectories read the same way with their language.
+    """
+    check_language(language)
+    path = Path(path)
+    if path.is_dir():
+        located, errors = _read_directory(path, language, allow_no_clues)
+    else:
+        declared = path.parent.name if path.parent.name in LANGUAGES else None
+        located, errors = _read_file(path, declared, language, allow_no_clues)
+    located, pair_errors = _check_pairs(located)
+    return located, errors + pair_errors
+
+
+def _read_file(
+    path: Path, declared: str | None, language: str | None, allow_no_clues: bool
+) -> tuple[list[Located], list[PuzzleError]]:
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        located, errors = load_yaml_files([path], allow_no_clues=allow_no_clues)
+        return list(located), errors
+    if path.name.lower() == STORIES_FILE:
+        return load_turtlebench_stories(
+            path, language=declared or language, allow_no_clues=allow_no_clues
+        )
+    if suffix == ".json":
+        return load_release_file(
+            path,
+            language=declared or language,
+            declared=declared is not None,
+            allow_no_clues=allow_no_clues,
+        )
+    if path.name.lower() == CASES_FILE:
+        message = "holds labelled guesses, not puzzles (use judge-accuracy)"
+    else:
+        message = "unsupported file: expected *.yaml (ours), stories.json or a category *.json"
+    return [], [PuzzleError(str(path), None, "", message)]
+
+
+def _read_directory(
+    directory: Path, language: str | None, allow_no_clues: bool, declared: str | None = None
+) -> tuple[list[Located], list[PuzzleError]]:
+    located: list[Located] = []
+    errors: list[PuzzleError] = []
+    yaml_files = sorted(
+        p for p in directory.iterdir() if p.is_file() and p.suffix.lower() in (".yaml", ".yml")
+    )
+    if yaml_files:
+        file_located, file_errors = load_yaml_files(yaml_files, allow_no_clues=allow_no_clues)
+        located += file_located
+        errors += file_errors
+    json_files = sorted(
+        p for p in directory.iterdir() if p.is_file() and p.suffix.lower() == ".json"
+    )
+    stories = [p for p in json_files if p.name.lower() == STORIES_FILE]
+    # A TurtleBench directory may hold other JSON (results, logs): stories.json decides.
+    for file in stories or json_files:
+        file_located, file_errors = _read_file(file, declared, language, allow_no_clues)
+        located += file_located
+        errors += file_errors
+    found = bool(yaml_files or json_files)
+    if declared is None:
+        for lang in LANGUAGES:
+            sub = directory / lang
+            if sub.is_dir():
+                found = True
+                if language in (None, lang):
+                    sub_located, sub_errors = _read_directory(sub, language, allow_no_clues, lang)
+                    located += sub_located
+                    errors += sub_errors
+    if not found:
+        errors.append(
+            PuzzleError(
+                str(directory),
+                None,
+                "",
+                "no puzzles found: expected *.yaml files (ours), en/ and zh/ with category JSON "
+                "files (the paper's release) or stories.json (TurtleBench)",
+            )
+        )
+    return located, errors
+
+
+def _check_pairs(located: list[Located]) -> tuple[list[Located], list[PuzzleError]]:
+    """Refuse release entries whose two languages disagree in clue count (as our format does)."""
+    by_entry: dict[str, dict[str, Located]] = {}
+    for item in located:
+        if item[0].source == "release":
+            by_entry.setdefault(item[0].entry, {})[item[0].language] = item
+    refused: set[str] = set()
+    errors: list[PuzzleError] = []
+    for entry, pair in by_entry.items():
+        if len(pair) < 2:
+            continue
+        (en, en_file, en_index), (zh, zh_file, zh_index) = pair["en"], pair["zh"]
+        if len(en.key_clues) != len(zh.key_clues):
+            refused.add(entry)
+            errors.append(
+                PuzzleError(
+                    zh_file,
+                    zh_index,
+                    "tips",
+                    f"mismatched languages: {len(zh.key_clues)} tips but {en_file}#{en_index} "
+                    f"has {len(en.key_clues)} (entry {entry!r} refused in both languages)",
+                )
+            )
+    kept = [
+        item for item in located if not (item[0].source == "release" and item[0].entry in refused)
+    ]
+    return kept, errors
+
+
+# ---- shared field checks ----
+
+
+def _read_json(path: Path) -> tuple[Any, PuzzleError | None]:
+    file = str(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig")), None
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, PuzzleError(file, None, "", f"cannot read: {exc}")
+    except json.JSONDecodeError as exc:
+        return None, PuzzleError(
+            file, None, "", f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        )
+
+
+def _texts(item: dict[str, Any], file: str, index: int) -> tuple[dict[str, str], list[PuzzleError]]:
+    """title, surface, bottom of an external story, stripped, and what is missing."""
+    texts: dict[str, str] = {}
+    errors: list[PuzzleError] = []
+    for key in TEXT_FIELDS:
+        value = item.get(key)
+        if isinstance(value, str) and value.strip():
+            texts[key] = value.strip()
+        else:
+            problem = "missing" if value is None else f"expected non-empty text; got {shown(value)}"
+            errors.append(PuzzleError(file, index, key, problem))
+    return texts, errors
+
+
+def parse_tips(tips: Any) -> tuple[tuple[str, ...], str | None]:
+    """A release `tips` value as the clue list, or why it is not one.
+
+    A list of strings, or one string with one clue per line (list markers such as `-`, `•`,
+    `1.` removed); None reads as no clues.
+    """
+    if tips is None:
+        return (), None
+    if isinstance(tips, str):
+        lines = (_TIP_MARKER.sub("", line, count=1).strip() for line in tips.splitlines())
+        return tuple(line for line in lines if line), None
+    if isinstance(tips, list) and all(isinstance(t, str) for t in tips):
+        return tuple(t.strip() for t in tips if t.strip()), None
+    return (), f"expected a list of strings or one string with a clue per line; got {shown(tips)}"
+
+
+def _language_of(
+    texts: dict[str, str], file: str, index: int, language: str | None, declared: bool
+) -> tuple[str, PuzzleError | None]:
+    """The story's language: the one it is filed or imported under, checked; else detected."""
+    read_as = detect_language(texts.get("surface", "") + "\n" + texts.get("bottom", ""))
+    if language is None:
+        return read_as, None
+    if read_as != language:
+        said = f"filed under {language}/" if declared else f"imported as {language}"
+        return language, PuzzleError(
+            file, index, "language", f"mismatched language: {said} but the text reads as {read_as}"
+        )
+    return language, None
+
+
+# ---- the paper's release ----
+
+
+def load_release_file(
+    path: Path,
+    *,
+    language: str | None = None,
+    declared: bool = False,
+    allow_no_clues: bool = False,
+) -> tuple[list[Located], list[PuzzleError]]:
+    """The stories of one release category file (`en/crime_thriller.json`), located.
+
+    The category comes from the file name; `language` is the one the file is filed under
+    (`declared`) or imported as, checked against the text, else detected per story.
+    """
+    file = str(path)
+    category = category_id(path.stem)
+    if category is None:
+        names = ", ".join(f"{cid} ({display})" for cid, display in CATEGORIES.items())
+        return [], [
+            PuzzleError(
+                file,
+                None,
+                "category",
+                f"file name {path.stem!r} names no category; expected one of {names} "
+                "(TurtleBench stories must be named stories.json)",
+            )
+        ]
+    data, problem = _read_json(path)
+    if problem is not None:
+        return [], [problem]
+    if not isinstance(data, list):
+        return [], [
+            PuzzleError(file, None, "", f"expected a JSON list of stories; got {shown(data)}")
+        ]
+    located: list[Located] = []
+    errors: list[PuzzleError] = []
+    for index, item in enumerate(data):
+        if not isinstance(item, dict):
+            message = f"expected an object with title, surface, bottom, tips; got {shown(item)}"
+            errors.append(PuzzleError(file, index, "", message))
+            continue
+        texts, item_errors = _texts(item, file, index)
+        clues, tips_problem = parse_tips(item.get("tips"))
+        if tips_problem is None and not clues and not allow_no_clues:
+            tips_problem = "missing" if item.get("tips") is None else "empty clue library"
+            tips_problem += ": at least one key clue is required"
+        if tips_problem:
+            item_errors.append(PuzzleError(file, index, "tips", tips_problem))
+        lang, lang_problem = _language_of(texts, file, index, language, declared)
+        if lang_problem is not None:
+            item_errors.append(lang_problem)
+        if item_errors:
+            errors += item_errors
+            continue
+        entry = f"{category}-{index + 1:02d}"
+        puzzle = Puzzle(
+            id=f"{entry}-{lang}",
+            entry=entry,
+            category=category,
+            language=lang,
+            title=texts["title"],
+            surface=texts["surface"],
+            bottom=texts["bottom"],
+            key_clues=clues,
+            source="release",
+        )
+        located.append((puzzle, file, index))
+    return located, errors
+
+
+# ---- TurtleBench ----
+
+
+def load_turtlebench_stories(
+    path: Path, *, language: str | None = None, allow_no_clues: bool = False
+) -> tuple[list[Located], list[PuzzleError]]:
+    """The stories of a TurtleBench `stories.json`, located (entry ids `turtlebench-NN`).
+
+    `language` sets the language (checked against the text); otherwise it is detected. Without
+    `allow_no_clues` every story is refused, since play needs a key clue library.
+    """
+    file = str(path)
+    data, problem = _read_json(path)
+    if problem is not None:
+        return [], [problem]
+    if isinstance(data, dict):
+        items: list[Any] = [
+            {"title": title, **value} if isinstance(value, dict) else value
+            for title, value in data.items()
+        ]
+    elif isinstance(data, list):
+        items = data
+    else:
+        message = (
+            f"expected a JSON list (or an object keyed by title) of stories; got {shown(data)}"
+        )
+        return [], [PuzzleError(file, None, "", message)]
+    located: list[Located] = []
+    errors: list[PuzzleError] = []
+    first_title: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            message = f"expected an object with title, surface, bottom; got {shown(item)}"
+            errors.append(PuzzleError(file, index, "", message))
+            continue
+        texts, item_errors = _texts(item, file, index)
+        title = texts.get("title")
+        if title is not None and title in first_title:
+            message = (
+                f"duplicate title {title!r} (first at #{first_title[title]}): "
+                "cases name their story by title"
+            )
+            item_errors.append(PuzzleError(file, index, "title", message))
+        elif title is not None:
+            first_title[title] = index
+        category = UNCATEGORIZED
+        if item.get("category") is not None:
+            named = category_id(str(item["category"]))
+            if named is None:
+                allowed = ", ".join(CATEGORIES)
+                message = f"unknown category {shown(item['category'])}; expected one of {allowed}"
+                item_errors.append(PuzzleError(file, index, "category", message))
+            category = named or UNCATEGORIZED
+        clues, tips_problem = parse_tips(item.get("tips", item.get("key_clues")))
+        if tips_problem:
+            item_errors.append(PuzzleError(file, index, "tips", tips_problem))
+        elif not clues and not allow_no_clues:
+            item_errors.append(
+                PuzzleError(
+                    file,
+                    index,
+                    "key_clues",
+                    "TurtleBench stories have no key clue library; import with --allow-no-clues "
+                    "to play them with the key-clue mechanism off",
+                )
+            )
+        lang, lang_problem = _language_of(texts, file, index, language, False)
+        if lang_problem is not None:
+            item_errors.append(lang_problem)
+        if item_errors:
+            errors += item_errors
+            continue
+        entry = f"turtlebench-{index + 1:02d}"
+        puzzle = Puzzle(
+            id=f"{entry}-{lang}",
+            entry=entry,
+            category=category,
+            language=lang,
+            title=texts["title"],
+            surface=texts["surface"],
+            bottom=texts["bottom"],
+            key_clues=clues,
+            source="turtlebench",
+        )
+        located.append((puzzle, file, index))
+    return located, errors
+
+
+def normalize_case_label(label: str) -> str | None:
+    """A TurtleBench label as the expected answer (`Yes`/`No`/`Unknown`), or None if unknown."""
+    return CASE_LABELS.get(label.strip().lower())
+
+
+def load_turtlebench_cases(
+    path: Path, *, titles: Collection[str] | None = None
+) -> tuple[list[LabelledGuess], list[PuzzleError]]:
+    """The labelled guesses of a TurtleBench `cases.list` (or a directory holding one).
+
+    One case per line, `guess<TAB>title<TAB>label` (or TurtleBench English's `<TAB>|<TAB>`);
+    blank lines, `#` comments and a `guess<TAB>title<TAB>label` header are skipped. A bad line
+    is refused with its 1-based line number and the rest load; with `titles`, a case about a
+    story not among them is refused too. A path that does not exist is a ConfigError.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / CASES_FILE
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"cases: {file!r} does not exist (expected a TurtleBench cases.list)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        return [], [PuzzleError(file, None, "", f"cannot read: {exc}")]
+    known = set(titles) if titles is not None else None
+    guesses: list[LabelledGuess] = []
+    errors: list[PuzzleError] = []
+    header_allowed = True
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = [
+            part.strip() for part in (line.split("\t|\t") if "\t|\t" in line else line.split("\t"))
+        ]
+        if header_allowed and len(parts) == 3 and parts[2].lower() == "label":
+            header_allowed = False
+            continue
+        header_allowed = False
+        if len(parts) != 3:
+            message = (
+                f"expected guess<TAB>title<TAB>label; got {len(parts)} field(s): {shown(line)}"
+            )
+            errors.append(PuzzleError(file, number, "", message))
+            continue
+        guess, title, raw_label = parts
+        label = normalize_case_label(raw_label)
+        if label is None:
+            message = (
+                f"unknown label {shown(raw_label)}; expected T/F/N or Yes/No/Unknown/Irrelevant "
+                "(case-insensitive)"
+            )
+            errors.append(PuzzleError(file, number, "label", message))
+        elif not guess or not title:
+            errors.append(PuzzleError(file, number, "guess" if not guess else "title", "empty"))
+        elif known is not None and title not in known:
+            errors.append(PuzzleError(file, number, "title", f"no story titled {title!r}"))
+        else:
+            guesses.append(LabelledGuess(guess=guess, title=title, label=label))
+    return guesses, errors
+
+
+# ---- writing our format ----
+
+
+def _entries(puzzles: Iterable[Puzzle]) -> list[dict[str, Any]]:
+    """Puzzles grouped into our YAML entries, in order of first appearance."""
+    entries: dict[str, dict[str, Any]] = {}
+    for puzzle in puzzles:
+        entry = entries.setdefault(puzzle.entry, {"id": puzzle.entry, "category": puzzle.category})
+        if entry["category"] != puzzle.category:
+            raise ConfigError(
+                f"write_corpus: puzzle {puzzle.id!r} has category {puzzle.category!r} but its "
+                f"entry {puzzle.entry!r} already has {entry['category']!r}"
+            )
+        if puzzle.language in entry:
+            raise ConfigError(f"write_corpus: puzzle id {puzzle.id!r} given twice")
+        entry[puzzle.language] = {
+            **{key: getattr(puzzle, key) for key in TEXT_FIELDS},
+            **{key: list(getattr(puzzle, key)) for key in LIST_FIELDS},
+        }
+    # Languages in a fixed order after id and category, whatever order the puzzles came in.
+    return [{k: e[k] for k in ("id", "category", *LANGUAGES) if k in e} for e in entries.values()]
+
+
+def write_corpus(puzzles: Iterable[Puzzle], out_path: Path) -> Path:
+    """Write `puzzles` as one YAML file of our format (readable by `load_corpus`); returns it.
+
+    Puzzles sharing an entry become one bilingual entry; an entry may hold one language only.
+    Clue-less stories (imported with `allow_no_clues`) need `allow_no_clues` to load back.
+    """
+    out_path = Path(out_path)
+    entries = _entries(puzzles)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    header = "# TurtleSoup puzzles in forkingpaths format (docs/dev/turtlesoup.md §1).\n"
+    body = yaml.safe_dump(entries, allow_unicode=True, sort_keys=False, width=100)
+    out_path.write_text(header + body, encoding="utf-8")
+    return out_path
