@@ -103,6 +103,7 @@ def judge_accuracy_cmd(
     if as_json:
         typer.echo(json.dumps(result))
         return
+
     def num(value: float | None) -> str:
         return "-" if value is None else f"{value:.4f}"
 
