@@ -213,6 +213,10 @@ class Benchmark(ABC):
         """Figures for the run report; written under out_dir."""
         return []
 
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+        """Release what the benchmark holds across episodes (a sandbox pool); the runner calls
+        it when a run ends."""
+
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
         """Figures comparing several runs (their metrics.json contents); written under out_dir."""
         return []

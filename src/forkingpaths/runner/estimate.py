@@ -85,7 +85,10 @@ def estimate_run(
             async with gate:
                 return await runner(job)
 
-        return await asyncio.gather(*(one(job) for job in jobs))
+        try:
+            return await asyncio.gather(*(one(job) for job in jobs))
+        finally:
+            await bench.aclose()
 
     records = asyncio.run(dry_run())
     prices = PriceTable.load(prices_path)

@@ -200,6 +200,7 @@ async def execute_run(
                 models = {id(m): m for m in (runner.model, *runner.roles.values()) if m}
                 for model in models.values():
                     await _close_model(model)
+            await benchmark.aclose()
 
     if budget_hit:
         log.warning(
