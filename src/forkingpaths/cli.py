@@ -167,6 +167,10 @@ def build_app() -> typer.Typer:
         temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
         max_tokens: Annotated[int | None, typer.Option(help="completion token cap")] = None,
         reasoning_effort: Annotated[str | None, typer.Option(help="low|medium|high")] = None,
+        model_extra: Annotated[
+            list[str] | None,
+            typer.Option(help="provider-specific request field KEY=VALUE (e.g. top_k=20)"),
+        ] = None,
         concurrency: Annotated[int, typer.Option(help="episodes in flight")] = 8,
         model_concurrency: Annotated[int, typer.Option(help="requests in flight per model")] = 32,
         rpm: Annotated[float | None, typer.Option(help="requests per minute limit")] = None,
@@ -247,6 +251,7 @@ def build_app() -> typer.Typer:
                     temperature=temperature,
                     max_tokens=max_tokens,
                     reasoning_effort=reasoning_effort,
+                    extra=parse_options(model_extra, "--model-extra"),
                 ),
             ),
             benchmark_options=bench.options,

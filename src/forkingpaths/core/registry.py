@@ -31,6 +31,8 @@ MODEL_APIS: Mapping[str, str] = MappingProxyType(
         "openai-compat": "forkingpaths.models.openai_compat:make_openai_compat",
         "litellm": "forkingpaths.models.litellm_model:make_litellm",
         "scripted": "forkingpaths.models.scripted:make_scripted",
+        # A local transformers model with EvoRePE steering (the `hf` extra); CreativeBench's.
+        "hf": "forkingpaths.benchmarks.creativebench.evorepe:make_hf_model",
     }
 )
 

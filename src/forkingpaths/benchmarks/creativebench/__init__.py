@@ -1,0 +1,1 @@
+"""CreativeBench: creativity of code generation (combinatorial and exploratory)."""

@@ -1,0 +1,1 @@
+"""CreativeBench solvers: vanilla (App. M/N prompts), reference, evolved-prompt, scripted policy."""

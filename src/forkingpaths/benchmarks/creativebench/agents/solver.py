@@ -1,0 +1,278 @@
+"""CreativeBench solvers: vanilla (App. M/N prompt), reference (offline sanity), evolved prompt.
+
+The benchmark shows a solver one Observation per task whose `data` holds `subset` ("explore" or
+"combo"), `task` (the task as a dict with the fields of docs/dev/creativebench.md §1) and
+optionally `prompt_override` (an instruction that replaces the default one). A solver answers
+one Decision: `action` is the extracted code, `thought` the raw reply (cut to `THOUGHT_LIMIT`
+characters), `calls` the model calls it made (`purpose="solve"`).
+
+A reply without a code block is not an error: the whole reply is taken as the code and the
+sandbox gives it the verdict it earns (Agent protocol).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from forkingpaths.benchmarks.creativebench.agents import solver_prompts as prompts
+from forkingpaths.core.agent import Decision
+from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.env import Observation
+from forkingpaths.core.errors import ConfigError, shown
+from forkingpaths.core.records import ModelCallRecord
+from forkingpaths.models.base import ChatModel, Message, ModelParams
+
+SUBSETS = ("explore", "combo")
+"""The two CreativeBench subsets an observation can name."""
+
+THOUGHT_LIMIT = 4000
+"""Characters of the raw reply kept as the Decision's thought (the code is kept whole)."""
+
+REFERENCE_FIELDS = {"explore": "reference_solution", "combo": "canonical_solution"}
+"""Task field holding the known-good solution, per subset."""
+
+# A fence opens at the start of a line (so a prompt that mentions ``` mid-sentence never
+# matches); it closes at the next line-start fence or, for a reply cut off mid-block, at the
+# end of the text.
+_FENCE = re.compile(
+    r"^[ \t]*```[ \t]*[\w+#.-]*[ \t]*\n(.*?)(?:^[ \t]*```|\Z)", re.MULTILINE | re.DOTALL
+)
+# Reasoning models may think aloud (and sketch code) before their answer.
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+def extract_code(reply: str) -> str:
+    """The code of a solver reply: the first fenced code block, else the whole reply stripped.
+
+    A `<think>...</think>` section is dropped first, so code sketched while reasoning is not
+    taken for the answer; a block left open by a truncated reply runs to the end of the text.
+    """
+    text = _THINK.sub("", reply)
+    match = _FENCE.search(text)
+    if match is None:
+        return text.strip()
+    code = match.group(1).rstrip()
+    # A closing fence glued to the last code line ("return x```") is not code.
+    return code.removesuffix("```").rstrip() + "\n"
+
+
+def task_value(task: Any, name: str, default: Any = None) -> Any:
+    """Field `name` of a task given as a mapping or as a task object (default when absent)."""
+    if isinstance(task, Mapping):
+        return task.get(name, default)
+    return getattr(task, name, default)
+
+
+def task_as_dict(task: Any) -> dict[str, Any]:
+    """A task as a plain dict (mappings copied, dataclasses converted)."""
+    if isinstance(task, Mapping):
+        return dict(task)
+    if dataclasses.is_dataclass(task) and not isinstance(task, type):
+        return dataclasses.asdict(task)
+    raise ConfigError(f"task: expected a mapping or a task dataclass, got {type(task).__name__}")
+
+
+def task_subset(task: Any) -> str:
+    """`explore` for a task with a level or a function signature (ExploreTask), else `combo`."""
+    if task_value(task, "level") is not None or task_value(task, "function_signature"):
+        return "explore"
+    return "combo"
+
+
+def default_instruction(subset: str) -> str:
+    """The paper's instruction for a subset (App. M for combo, App. K Table 16 for explore)."""
+    _check_subset(subset)
+    return prompts.EXPLORE_INSTRUCTION if subset == "explore" else prompts.COMBO_INSTRUCTION
+
+
+def render_solver_prompt(subset: str, task: Any, instruction: str | None = None) -> str:
+    """The solver prompt of one task: `instruction` (the default one when None or blank), then
+    the task and the fixed answer format."""
+    _check_subset(subset)
+    chosen = instruction.strip() if instruction and instruction.strip() else None
+    instruction_text = chosen or default_instruction(subset)
+    task_id = task_value(task, "id", "?")
+    question = task_value(task, "question")
+    if not isinstance(question, str) or not question.strip():
+        raise ConfigError(f"task {task_id}: field 'question': expected text, got {shown(question)}")
+    language = str(task_value(task, "language") or "python")
+    if subset == "combo":
+        return prompts.COMBO_PROMPT.substitute(
+            instruction=instruction_text, question=question.strip(), language=language
+        )
+    signature = str(task_value(task, "function_signature") or "").strip()
+    return prompts.EXPLORE_PROMPT.substitute(
+        instruction=instruction_text,
+        question=question.strip(),
+        signature=signature or prompts.NO_SIGNATURE,
+        constraints=render_constraints(task),
+        language=language,
+    )
+
+
+def render_constraints(task: Any) -> str:
+    """The numbered constraints of an Explore task, or the level-0 line when it has none.
+
+    Reads `constraints` (the stacked texts); a row that only carries `constraints_detail`
+    falls back to the `constraint` field of each item.
+    """
+    texts = [str(t).strip() for t in task_value(task, "constraints", ()) or () if str(t).strip()]
+    if not texts:
+        for item in task_value(task, "constraints_detail", ()) or ():
+            text = task_value(item, "constraint", "")
+            if text and str(text).strip():
+                texts.append(str(text).strip())
+    if not texts:
+        return prompts.NO_CONSTRAINTS
+    lines = [prompts.CONSTRAINT_LINE.substitute(number=i, text=t) for i, t in enumerate(texts, 1)]
+    return prompts.CONSTRAINTS_INTRO + "\n" + "\n".join(lines)
+
+
+def truncate(text: str, limit: int = THOUGHT_LIMIT) -> str:
+    """`text` cut to `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters]"
+
+
+def read_prompt_file(path: str | Path) -> str:
+    """The evolved instruction of a prompt file written by `evolve.py`
+    (JSON `{"prompt", "method", "score", ...}`); ConfigError naming the file otherwise."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"prompt_file {file}: cannot read it ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ConfigError(f"prompt_file {file}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"prompt_file {file}: expected a JSON object with a 'prompt' field, "
+            f"got {type(data).__name__}"
+        )
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ConfigError(
+            f"prompt_file {file}: field 'prompt': expected non-empty text, got {shown(prompt)} "
+            "(write the file with creativebench evolve)"
+        )
+    return prompt
+
+
+def _check_subset(subset: Any) -> None:
+    if subset not in SUBSETS:
+        raise ConfigError(f"subset: expected one of {', '.join(SUBSETS)}, got {shown(subset)}")
+
+
+class CreativeSolver:
+    """One model call per task with the subset's prompt; the code is the first fenced block.
+
+    `instruction` replaces the default instruction for every task (an evolved prompt); an
+    observation's `prompt_override` takes precedence over both. An observation without a task
+    (a hand-made one) is sent as its text.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        instruction: str | None = None,
+        params: ModelParams | None = None,
+    ) -> None:
+        self.model = model
+        self.instruction = instruction
+        # No sampling field set: the run's parameters (App. B.2 defaults of the benchmark) apply.
+        self.params = params or ModelParams()
+
+    def reset(self, instance: Instance, seed: int) -> None:
+        """Nothing to forget: every task is one independent call."""
+
+    def prompt(self, observation: Observation) -> str:
+        """The user turn sent for an observation."""
+        data = observation.data
+        task = data.get("task")
+        if task is None:
+            return observation.text
+        override = data.get("prompt_override")
+        instruction = override if isinstance(override, str) and override.strip() else None
+        subset = data.get("subset") or task_subset(task)
+        return render_solver_prompt(subset, task, instruction or self.instruction)
+
+    async def act(self, observation: Observation) -> Decision:
+        messages = [Message(role="user", content=self.prompt(observation))]
+        completion = await self.model.complete(messages, self.params)
+        return Decision(
+            action=extract_code(completion.text),
+            thought=truncate(completion.text),
+            calls=[ModelCallRecord.from_completion(completion, purpose="solve")],
+        )
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+
+class ReferenceSolver:
+    """Answers each task's known-good solution without a model: an offline sanity check of
+    tasks, sandbox and metrics (its Quality should be 1 wherever the data is sound)."""
+
+    def reset(self, instance: Instance, seed: int) -> None:
+        """Nothing to forget."""
+
+    async def act(self, observation: Observation) -> Decision:
+        task = observation.data.get("task")
+        if task is None:
+            raise ConfigError("reference solver: the observation carries no task (data['task'])")
+        subset = observation.data.get("subset") or task_subset(task)
+        _check_subset(subset)
+        field = REFERENCE_FIELDS[subset]
+        code = task_value(task, field)
+        if not isinstance(code, str) or not code.strip():
+            raise ConfigError(
+                f"task {task_value(task, 'id', '?')}: field {field!r}: expected code, "
+                f"got {shown(code)}"
+            )
+        return Decision(action=code, thought=f"reference: the task's {field}")
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+
+def require_model(model: ChatModel | None, agent: str) -> ChatModel:
+    """The model an LLM solver needs, or a ConfigError saying how to give one."""
+    if model is None:
+        raise ConfigError(
+            f"model: solver {agent} needs one; got none (e.g. --model scripted/creative-solver)"
+        )
+    return model
+
+
+def make_vanilla(
+    benchmark: Benchmark | None = None, model: ChatModel | None = None
+) -> CreativeSolver:
+    """Factory of the `vanilla` solver: zero-shot with the App. M/N prompt."""
+    return CreativeSolver(require_model(model, "vanilla"))
+
+
+def make_reference(
+    benchmark: Benchmark | None = None, model: ChatModel | None = None
+) -> ReferenceSolver:
+    """Factory of the `reference` solver: the task's reference solution, no model."""
+    return ReferenceSolver()
+
+
+def make_prompt_solver(
+    benchmark: Benchmark | None = None, model: ChatModel | None = None, prompt_file: str = ""
+) -> CreativeSolver:
+    """Factory of the `prompt` solver: vanilla with the instruction evolved into `prompt_file`
+    (written by `evolve.island_search` or `evolve.gepa_search`)."""
+    if not prompt_file:
+        raise ConfigError(
+            "prompt_file: the prompt solver needs the JSON file written by the evolutionary "
+            "baselines (e.g. --agent-option prompt_file=runs/evolve/island.json)"
+        )
+    return CreativeSolver(require_model(model, "prompt"), instruction=read_prompt_file(prompt_file))
