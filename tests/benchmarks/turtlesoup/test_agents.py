@@ -21,6 +21,7 @@ from forkingpaths.benchmarks.turtlesoup.agents.human import (
     make_human,
 )
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic import (
+    GENRE_VOTE_PARAMS,
     BeliefState,
     MetaCognition,
     MosaicAgent,
@@ -40,11 +41,13 @@ from forkingpaths.benchmarks.turtlesoup.agents.scripted import (
     TurtleSoupQuestionerPolicy,
     prompt_kind,
 )
+from forkingpaths.benchmarks.turtlesoup.puzzles import CATEGORIES, CATEGORY_NAMES_ZH
 from forkingpaths.core.agent import Agent, Decision
 from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.models.base import Completion, Message, ModelParams
+from forkingpaths.models.cache import cache_key
 from forkingpaths.models.factory import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
 
@@ -237,7 +240,8 @@ def test_scripted_policy_answers_every_prompt_kind_in_its_format(language: str) 
     assert replies["screen"] in ["Was the note fake?", "Did the owner know Kenji?"]
     assert replies["question"].endswith(("?", "？"))
     assert replies["question"] not in [e["question"] for e in HISTORY]
-    assert replies["final"] and parse_belief(replies["final"]) is None  # free text
+    # The baseline's final summary is the same JSON belief Mosaic's summary prompt gets.
+    assert parse_belief(replies["final"]) == parse_belief(replies["summary"])
 
 
 def test_scripted_policy_genre_follows_cue_words() -> None:
@@ -400,6 +404,16 @@ def test_tie_keeps_everything() -> None:
     assert smoothed_confidence(0.5, 1.0, 0.7) == pytest.approx(0.85)
 
 
+def test_a_unanimous_disagreeing_vote_switches_the_genre() -> None:
+    # The vote's share is the confidence in the voted genre, also when it is not the current one
+    # (docstring of MosaicAgent): 0.7 * 1 + 0.3 * 0.85 = 0.955 > 0.85 + 0.1.
+    meta = MetaCognition(alpha=0.7, threshold=0.1)
+    meta.update(["supernatural"] * 3, answered=5, clues=0)
+    check = meta.update(["crime_thriller"] * 3, answered=10, clues=0)
+    assert check.confidence_after == pytest.approx(0.955)
+    assert check.switched and meta.genre == "crime_thriller"
+
+
 def test_check_trigger_rules() -> None:
     meta = MetaCognition(alpha=0.7, threshold=0.1)
     assert not meta.due(answered=4, clues=2)
@@ -410,7 +424,105 @@ def test_check_trigger_rules() -> None:
     assert meta.due(answered=10, clues=1) and meta.due(answered=6, clues=4)
 
 
+# --- Mosaic: the three genre votes ----------------------------------------------------------
+
+
+class ParamsModel:
+    """The scripted questioner behind the ChatModel protocol, keeping each request's params; a
+    genre prompt is answered by `genre(params)`."""
+
+    def __init__(self, genre: Callable[[ModelParams], str] | None = None) -> None:
+        self.name = "scripted/params"
+        self.inner = TurtleSoupQuestionerPolicy()
+        self.genre = genre
+        self.requests: list[tuple[str | None, ModelParams]] = []
+
+    async def complete(
+        self, messages: list[Message], params: ModelParams | None = None
+    ) -> Completion:
+        params = params or ModelParams()
+        kind, _ = prompt_kind(messages)
+        self.requests.append((kind, params))
+        if kind == "genre" and self.genre is not None:
+            text = self.genre(params)
+        else:
+            text = self.inner.respond(messages, params)
+        return Completion(text=text, model=self.name)
+
+
+async def test_each_genre_vote_is_sampled_with_its_own_seed() -> None:
+    model = ParamsModel()
+    agent = make_mosaic(model=model)
+    decisions, _ = await play(agent, 6)
+    votes = [params for kind, params in model.requests if kind == "genre"]
+    assert [(p.temperature, p.seed) for p in votes] == [(0.7, 1), (0.7, 2), (0.7, 3)]
+    assert votes == list(GENRE_VOTE_PARAMS)
+    # Every other call keeps the agent's own (run) parameters.
+    assert all(p == ModelParams() for kind, p in model.requests if kind != "genre")
+    # Three different response-cache keys for one prompt: no vote is a copy of another.
+    message = [Message(role="user", content=all_prompts("en")["genre"])]
+    keys = {cache_key("m", None, message, p) for p in GENRE_VOTE_PARAMS}
+    assert len(keys) == 3
+    (check,) = agent.meta.checks
+    assert check.settings == tuple({"temperature": 0.7, "seed": s} for s in (1, 2, 3))
+    assert "(temperature 0.7, seeds 1/2/3)" in decisions[5].thought
+
+
+async def test_genre_votes_can_disagree() -> None:
+    names = {1: "Supernatural", 2: "Mind Game", 3: "Supernatural"}
+    agent = make_mosaic(model=ParamsModel(lambda params: names[params.seed or 0]))
+    decisions, _ = await play(agent, 6)
+    (check,) = agent.meta.checks
+    assert check.votes == ("supernatural", "mind_game", "supernatural")
+    assert check.winner == "supernatural" and check.share == pytest.approx(2 / 3)
+    assert agent.confidence == pytest.approx(0.7 * 2 / 3 + 0.3 * 0.5)
+    assert "votes: Supernatural, Mind Game, Supernatural" in decisions[5].thought
+
+
+def test_chinese_genre_names_are_the_category_names() -> None:
+    for genre in prompts.GENRES:
+        assert genre.names["zh"] == CATEGORY_NAMES_ZH[genre.id]
+        assert genre.names["en"] == CATEGORIES[genre.id]
+    assert parse_genre("犯罪惊悚") == "crime_thriller"
+    assert parse_genre("罪案惊悚") == "crime_thriller"  # the old name is still read
+    assert "类型：犯罪惊悚。" in prompts.strategy_text("crime_thriller", "zh")
+
+
 # --- Mosaic: screening and ablations ---------------------------------------------------------
+
+FIXED_CANDIDATES = "1. Was Kenji a ghost?\n2. Did the owner know Kenji?\n3. Was it raining?"
+ASKED_FIRST = [
+    {"turn": 1, "question": "was kenji a GHOST", "answer": "No", "key_clue": False},
+]
+
+
+@pytest.mark.parametrize(
+    "options", [{"pruning": True}, {"pruning": False}], ids=["not-verbatim", "no-pruning"]
+)
+async def test_fallback_skips_asked_and_blacklisted_candidates(options: dict[str, bool]) -> None:
+    overrides = {"candidates": FIXED_CANDIDATES, "screen": "I like the second idea best."}
+    agent = make_mosaic(
+        model=scripted_model(OverridePolicy(overrides)), deliberation=False, **options
+    )
+    # Candidate 1 was asked (case and punctuation aside): the fallback takes candidate 2.
+    decision = await agent.act(observation(2, ASKED_FIRST))
+    assert decision.action == "Did the owner know Kenji?"
+    assert "candidate 2 of 3" in decision.thought and "first not asked" in decision.thought
+    # Candidate 2 on the blacklist too (two negative answers in one direction): candidate 3.
+    history = [
+        *ASKED_FIRST,
+        {"turn": 2, "question": "Did the owner know Kenji?", "answer": "No", "key_clue": False},
+        {
+            "turn": 3,
+            "question": "Did the owner know Kenji well?",
+            "answer": "No",
+            "key_clue": False,
+        },
+    ]
+    assert (await agent.act(observation(4, history))).action == "Was it raining?"
+    # All three asked: the first, as before.
+    history.append({"turn": 4, "question": "Was it raining?", "answer": "No", "key_clue": False})
+    assert (await agent.act(observation(5, history))).action == "Was Kenji a ghost?"
 
 
 def second_candidate(prompt: str) -> str:
@@ -574,6 +686,41 @@ async def test_baseline_survives_garbage_and_empty_replies() -> None:
 # --- parsing ---------------------------------------------------------------------------------
 
 
+def test_parsers_strip_inline_reasoning() -> None:
+    draft = '<think>{"logic": ["draft"], "details": [], "conclusion": "wrong"}</think>'
+    final = '{"logic": ["L"], "details": ["D"], "conclusion": "C"}'
+    assert parse_belief(draft + final) == BeliefState(["L"], ["D"], "C")
+    assert parse_belief(draft) is None
+    aps = '<think>[{"doubt": "x", "proposal": "Draft?"}]</think>[{"doubt": "d", "proposal": "P?"}]'
+    assert [p.proposal for p in parse_aps(aps)] == ["P?"]
+    assert parse_genre("<think>Supernatural? No...</think>\nMind Game") == "mind_game"
+    assert parse_genre("<think>Supernatural, surely") is None  # unfinished reasoning only
+    candidates = parse_candidates("<think>1. Draft one?\n2. Draft two?</think>\n1. A?\n2. B?")
+    assert candidates == ["A?", "B?"]
+    assert match_candidate("<think>A? or B?</think>B?", candidates) == 1
+    assert first_question("<think>Is it a draft?</think>\nWas Kenji dead?") == "Was Kenji dead?"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "[" * 100_000,
+        '{"a":' * 50_000,
+        "```json\n" + "[" * 5_000 + "]" * 5_000 + "\n```",
+    ],
+    ids=["deep-list", "deep-object", "deep-fenced"],
+)
+async def test_deeply_nested_json_is_unreadable_not_an_error(reply: str) -> None:
+    assert parse_belief(reply) is None and parse_aps(reply) == []
+    # Readable JSON after a deep value is still found.
+    deep = "[" * 5_000 + "]" * 5_000
+    assert parse_belief(deep + ' {"logic": ["L"]}') == BeliefState(logic=["L"])
+    agent = make_mosaic(model=FakeChatModel([reply]))
+    decisions, final = await play(agent, 6)
+    assert all(d.action for d in decisions)
+    assert set(json.loads(final.action)) == {"logic", "details", "conclusion"}
+
+
 def test_parse_belief_variants() -> None:
     fenced = '```json\n{"details": ["a"], "logic": "x\\ny", "conclusion": ["c1", "c2"]}\n```'
     assert parse_belief(fenced) == BeliefState(["x", "y"], ["a"], "c1 c2")
@@ -656,14 +803,36 @@ def test_first_question_of_a_baseline_reply() -> None:
 # --- baseline --------------------------------------------------------------------------------
 
 
-async def test_baseline_one_call_per_turn_and_free_text_summary() -> None:
+async def test_baseline_one_call_per_turn_and_the_mosaic_json_summary() -> None:
     model = RecordingModel(scripted_model())
     decisions, final = await play(make_baseline(model=model), 5)
     assert [purposes(d) for d in decisions] == [["question"]] * 5
     assert purposes(final) == ["summary"]
     assert len({d.action for d in decisions}) == 5
     assert "Q4:" in model.exchanges[4][0]  # the full history is shown
-    assert final.action and parse_belief(final.action) is None
+    # Asked for Mosaic's JSON summary, so Table 3 compares one format (review finding 10).
+    final_prompt = model.exchanges[-1][0]
+    assert '{"details": ["detail 1", "..."], "logic": ["step 1", "..."]' in final_prompt
+    summary = json.loads(final.action)
+    assert set(summary) == {"logic", "details", "conclusion"} and summary["conclusion"]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_baseline_final_prompt_asks_for_the_json_in_both_languages(language: str) -> None:
+    prompt = all_prompts(language)["final"]
+    assert '"logic"' in prompt and '"details"' in prompt and '"conclusion"' in prompt
+
+
+async def test_baseline_accepts_a_free_text_summary_and_strips_reasoning() -> None:
+    reply = '<think>Was it {"logic": ["draft"]}? No.</think>\nKenji was a ghost all along.'
+    model = scripted_model(OverridePolicy({"final": reply}))
+    _, final = await play(make_baseline(model=model), 2)
+    assert final.action == "Kenji was a ghost all along."
+    assert "free text" in final.thought
+    # A JSON summary after the reasoning is read as JSON.
+    belief = '<think>draft</think>```json\n{"logic": ["a"], "details": [], "conclusion": "c"}\n```'
+    _, final = await play(make_baseline(model=scripted_model(OverridePolicy({"final": belief}))), 2)
+    assert json.loads(final.action) == {"logic": ["a"], "details": [], "conclusion": "c"}
 
 
 # --- options ---------------------------------------------------------------------------------

@@ -189,3 +189,198 @@ def test_human_play_asks_until_solve_then_scores_the_summary(
     assert record.agent == "human" and record.outcome["questions"] == 1
     assert "mirror writing" in record.outcome["summary"]
     assert record.metrics["judged"]
+
+
+# ---- review fixes ----
+
+TURTLEBENCH = FIXTURES / "turtlebench"
+ZH_ANSWERS = {"是", "否", "不知道"}
+
+
+async def test_chinese_puzzle_shows_chinese_answers_and_keeps_info_canonical() -> None:
+    bench = TurtleSoupBenchmark(max_turns=4)
+    instance = bench.instance("clever_logic-03-zh")
+    questions = [
+        "托马什用耳机收听电台实况解说吗？",  # Yes, key clue
+        "酒吧是通过网络直播放映决赛的吗？",  # Yes
+        "当时在下雨吗？",  # Unknown
+        "托马什用耳机收听电台实况解说吗？",  # repeated: the same key clue again
+    ]
+    record = record_for(instance.id)
+    roles = {"responder": scripted("turtlesoup-responder"), "judge": scripted("turtlesoup-judge")}
+    await bench.run_episode(instance, Asker(questions), record, roles)  # type: ignore[arg-type]
+    asked = [s for s in record.steps if "answer" in s.info]
+    assert [s.info["answer"] for s in asked] == ["Yes", "Yes", "Unknown", "Yes"]
+    assert [s.feedback for s in asked] == ["是<关键线索>", "是", "不知道", "是<关键线索>"]
+    summary_view = record.steps[-1].observation
+    assert "1. 托马什用耳机收听电台实况解说吗？ -> 是<关键线索>" in summary_view
+    assert "3. 当时在下雨吗？ -> 不知道" in summary_view
+    assert not any(word in summary_view for word in ("Yes", "Unknown", "Key Clue"))
+    # A repeated key-clue question is one key clue hit, not two.
+    assert record.outcome["key_clues_hit"] == 1 and record.outcome["repeated_questions"] == 1
+
+
+def test_offline_env_answers_a_chinese_puzzle_in_chinese() -> None:
+    bench = TurtleSoupBenchmark(max_turns=3)
+    env = bench.make_env(bench.instance("clever_logic-03-zh"))
+    env.reset()
+    step = env.step("托马什用耳机收听电台实况解说吗？")
+    assert step.info["answer"] == "Yes" and step.info["key_clue"] is True
+    assert step.observation.text.startswith("是<关键线索>")
+    assert "-> 是<关键线索>" in step.observation.text
+
+
+def test_key_clues_hit_counts_distinct_questions() -> None:
+    from forkingpaths.benchmarks.turtlesoup.dialogue import Dialogue
+    from forkingpaths.benchmarks.turtlesoup.responder import ResponderAnswer
+
+    bench = TurtleSoupBenchmark()
+    dialogue = Dialogue(bench.puzzle(bench.instance("clever_logic-03-en")))
+    hit = ResponderAnswer("Yes", True, "Yes<Key Clue>", "Yes", False)
+    for question in ("Did he hear the radio?", "did he hear the radio", "Was the stream late?"):
+        dialogue.record(question, hit)
+    assert len(dialogue.key_clue_records) == 3
+    assert dialogue.key_clues_hit == 2
+
+
+def test_turtlebench_stories_play_with_allow_no_clues(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no valid puzzle"):
+        TurtleSoupBenchmark(puzzles=str(TURTLEBENCH)).corpus()
+    with pytest.raises(ConfigError, match="allow_no_clues"):
+        TurtleSoupBenchmark(allow_no_clues="yes")
+    result = run(
+        "turtlesoup",
+        agent="mosaic",
+        model="scripted/turtlesoup-questioner",
+        instances=["turtlebench-01-en"],
+        roles=ROLES,
+        benchmark_options={"puzzles": str(TURTLEBENCH), "allow_no_clues": True, "max_turns": 3},
+        runs_dir=tmp_path,
+        options=RunOptions(progress=False, cache=False),
+    )
+    (record,) = result.records
+    assert record.status == "ok" and record.initial_info["key_clues"] is False
+    assert not [c for s in record.steps for c in s.calls if c.purpose == "key_clue"]
+
+
+def test_play_accepts_allow_no_clues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = iter(["Was the audience deaf?", "/solve", "The audience was deaf.", ""])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))
+    code, _, err = run_cli(
+        ["turtlesoup", "play", "turtlebench-01-en", "--puzzles", str(TURTLEBENCH),
+         "--allow-no-clues", "--runs-dir", str(tmp_path)],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    (record,) = load_records(next(tmp_path.iterdir()))
+    assert record.outcome["questions"] == 1 and record.initial_info["key_clues"] is False
+
+
+def ok_record(category: str, language: str, overall: float | None) -> EpisodeRecord:
+    record = record_for(f"{category}-01-{language}")
+    record.initial_info = {"category": category, "language": language}
+    record.metrics = {
+        "logic_accuracy": overall,
+        "detail_fidelity": overall,
+        "conclusion_match": overall,
+        "overall": overall,
+        "unscored_points": 0 if overall is not None else 3,
+    }
+    return record
+
+
+def test_aggregate_reports_scored_and_unscored_episodes() -> None:
+    records = [
+        ok_record("original", "en", 60.0),
+        ok_record("original", "en", None),
+        ok_record("original", "zh", 40.0),
+    ]
+    out = TurtleSoupBenchmark().aggregate(records)
+    assert (out["n"], out["n_scored"], out["n_unscored"]) == (3, 2, 1)
+    assert out["overall"] == pytest.approx(50.0)  # over the scored episodes
+    assert out["unscored_points"] == 3
+    group = out["by_group"]["original / en"]
+    assert (group["n"], group["n_scored"], group["n_unscored"], group["overall"]) == (
+        2,
+        1,
+        1,
+        60.0,
+    )
+    assert out["by_group"]["all / zh"]["n_scored"] == 1
+
+
+def test_judge_falling_back_to_the_questioner_warns_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("WARNING", logger="forkingpaths.benchmarks.turtlesoup.benchmark")
+    result = run(
+        "turtlesoup",
+        agent="baseline",
+        model="scripted/turtlesoup-questioner",
+        instances=["supernatural-01-en", "supernatural-01-zh"],
+        roles={"responder": "scripted/turtlesoup-responder"},
+        benchmark_options={"max_turns": 1},
+        runs_dir=tmp_path / "fallback",
+        options=RunOptions(progress=False, cache=False, concurrency=1),
+    )
+    warnings = [r for r in caplog.records if "judge role falls back" in r.getMessage()]
+    assert len(warnings) == 1
+    assert all(
+        r.initial_info["judge"] == r.outcome["judge"] == "scripted/turtlesoup-questioner"
+        for r in result.records
+    )
+    caplog.clear()
+    result = run(
+        "turtlesoup",
+        agent="baseline",
+        model="scripted/turtlesoup-questioner",
+        instances=["supernatural-01-en"],
+        roles=ROLES,
+        benchmark_options={"max_turns": 1},
+        runs_dir=tmp_path / "explicit",
+        options=RunOptions(progress=False, cache=False),
+    )
+    assert not [r for r in caplog.records if "judge role falls back" in r.getMessage()]
+    assert result.records[0].initial_info["judge"] == "scripted/turtlesoup-judge"
+
+
+def test_judge_accuracy_cli_lexical_responder_and_model_close(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = str(TURTLEBENCH / "cases.list")
+    code, default, err = run_cli(["turtlesoup", "judge-accuracy", cases, "--json"], capsys)
+    assert code == 0, err
+    code, lexical, err = run_cli(
+        ["turtlesoup", "judge-accuracy", cases, "--responder", "lexical", "--json"], capsys
+    )
+    assert code == 0, err
+    assert json.loads(lexical) == json.loads(default)
+    assert json.loads(default)["n"] == 7
+    code, table, err = run_cli(
+        ["turtlesoup", "judge-accuracy", cases, "--responder", "lexical"], capsys
+    )
+    assert code == 0 and "macro F1" in table
+    code, _, err = run_cli(["turtlesoup", "judge-accuracy", cases, "--responder", "gpt"], capsys)
+    assert code != 0 and "--responder" in err
+    code, _, err = run_cli(
+        ["turtlesoup", "judge-accuracy", cases, "--responder", "lexical", "--model",
+         "scripted/turtlesoup-responder"],
+        capsys,
+    )  # fmt: skip
+    assert code != 0 and "exclude each other" in err
+    closed: list[str] = []
+
+    async def aclose(self: ScriptedModel) -> None:
+        closed.append(self.name)
+
+    monkeypatch.setattr(ScriptedModel, "aclose", aclose)
+    code, out, err = run_cli(
+        ["turtlesoup", "judge-accuracy", cases, "--model", "scripted/turtlesoup-responder",
+         "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert closed == ["scripted/turtlesoup-responder"]
+    assert json.loads(out)["n"] == 7

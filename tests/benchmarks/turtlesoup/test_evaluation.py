@@ -19,6 +19,7 @@ from forkingpaths.benchmarks.turtlesoup.evaluation import (
     calibrate,
     evaluate,
     extraction_messages,
+    json_objects,
     match_messages,
     metrics_from_evaluation,
     overall_score,
@@ -26,6 +27,7 @@ from forkingpaths.benchmarks.turtlesoup.evaluation import (
     read_conclusion,
     read_extraction,
     read_match,
+    skip_nested,
     split_sentences,
     structured_summary,
     text_length,
@@ -247,11 +249,99 @@ def test_read_match_accepts(reply: str, expected: tuple[float, int | None]) -> N
         ('{"best_match_index": 1.0, "best_match_score": 0.9}', "from 1 to 3"),
         ('{"best_match_index": "2", "best_match_score": 0.9}', "from 1 to 3"),
         ('{"best_match_score": 0.9}', "best_match_index is missing"),
+        # Schema A/B: the index is given exactly when the score is 0.5 or more.
+        ('{"best_match_index": null, "best_match_score": 0.7}', "a score of 0.5 or more names"),
+        ('{"best_match_index": null, "best_match_score": 0.5}', "a score of 0.5 or more names"),
+        ('{"best_match_index": 2, "best_match_score": 0.3}', "below 0.5 the index must be null"),
+        ('{"best_match_index": 1, "best_match_score": 0.49}', "below 0.5 the index must be null"),
     ],
 )
 def test_read_match_refuses(reply: str, reason: str) -> None:
     value, why = read_match(reply, 3)
     assert value is None and reason in why
+
+
+def test_read_match_accepts_the_schema_boundaries() -> None:
+    assert read_match('{"best_match_index": 1, "best_match_score": 0.5}', 3) == ((0.5, 0), "")
+    assert read_match('{"best_match_index": null, "best_match_score": 0.49}', 3) == (
+        (0.49, None),
+        "",
+    )
+
+
+async def test_a_contradictory_match_is_retried_then_unscored() -> None:
+    p = puzzle(key_details=("Only detail.",), logic_points=("Only logic.",))
+    contradictory = '{"best_match_index": null, "best_match_score": 0.9}'
+    fake = FakeChatModel([contradictory, contradictory, contradictory, '{"conclusion_score": 1}'])
+    ev = await evaluate(fake, p, {"logic": ["x"], "details": [], "conclusion": "z"})
+    assert not ev.logic[0].scored and "a score of 0.5 or more" in (ev.logic[0].reason or "")
+    assert ev.details[0].score == 0.0  # no predicted details: 0 without a call
+    assert [c.purpose for c in ev.calls] == ["match"] * 3 + ["conclusion"]
+    assert metrics_from_evaluation(ev)["unscored_points"] == 1
+
+
+def test_readers_strip_reasoning_and_read_the_last_object() -> None:
+    draft = '<think>Maybe {"best_match_index": 1, "best_match_score": 0.9}? No.</think>'
+    assert read_match(draft + '{"best_match_index": 2, "best_match_score": 0.6}', 3) == (
+        (0.6, 1),
+        "",
+    )
+    two = (
+        '{"best_match_index": 1, "best_match_score": 0.9} no, rather: '
+        '```json\n{"best_match_index": 3, "best_match_score": 0.8}\n```'
+    )
+    assert read_match(two, 3) == ((0.8, 2), "")
+    # The last object with both keys, not an earlier one or a later fragment.
+    partial = '{"best_match_index": 3, "best_match_score": 0.8} {"best_match_score": 0.1}'
+    assert read_match(partial, 3) == ((0.8, 2), "")
+    assert read_match("<think>unfinished", 3)[0] is None
+    assert read_conclusion('<think>{"conclusion_score": 0.1}</think>{"conclusion_score": 0.9}') == (
+        0.9,
+        "",
+    )
+    assert read_conclusion('{"score": 0.2} then {"conclusion_score": 0.7}') == (0.7, "")
+    extraction = (
+        "<think>[Logical Relationships]\n- Logic 1: draft\n</think>\n"
+        "[Logical Relationships]\n- Logic 1: A causes B.\n"
+        "[Detailed Information]\n- Detail 1: old draft\n"
+        "[Detailed Information]\n- Detail 1: The shop.\n"
+    )
+    assert read_extraction(extraction) == ((["A causes B."], ["The shop."]), "")
+    fenced_draft = '<think>```json\n{"logic": ["draft"]}\n```</think>{"logic": ["L"]}'
+    assert structured_summary(fenced_draft) == (["L"], [], "")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"a":' * 50_000,
+        "[" * 100_000,
+        "```json\n" + '{"a":' * 5_000 + "1" + "}" * 5_000 + "\n```",
+        '{"x": ' + "[" * 5_000 + "]" * 5_000 + ', "best_match_score": 0.9}',
+    ],
+    ids=["deep-object", "deep-list", "deep-fenced", "deep-inside"],
+)
+async def test_deeply_nested_json_is_unreadable_not_an_error(reply: str) -> None:
+    assert json_objects(reply) == []
+    assert read_match(reply, 3) == (None, "no JSON object with best_match_score")
+    assert read_conclusion(reply)[0] is None
+    assert structured_summary(reply) is None
+    # A readable object after a deep value is still found.
+    deep = '{"a":' * 5_000 + "1" + "}" * 5_000
+    assert read_match(deep + ' {"best_match_index": 1, "best_match_score": 0.9}', 3) == (
+        (0.9, 0),
+        "",
+    )
+    p = puzzle()
+    ev = await evaluate(FakeChatModel([reply]), p, perfect(p))
+    assert ev.unscored_points == len(p.logic_points) + len(p.key_details)
+    assert ev.conclusion is None
+
+
+def test_skip_nested_respects_strings() -> None:
+    text = '{"a": "} ] {", "b": [1, {"c": "\\"}"}]} tail'
+    assert text[skip_nested(text, 0) :] == " tail"
+    assert skip_nested("[[[", 0) == 3
 
 
 def test_read_conclusion() -> None:
@@ -464,6 +554,29 @@ async def test_garbage_judge_cannot_extract() -> None:
     assert any("gold points could not be extracted" in e for e in ev.errors)
     assert any("predicted points could not be extracted" in e for e in ev.errors)
     assert metrics_from_evaluation(ev)["overall"] is None
+    # The gold points that could not be extracted are counted, never a silent gap.
+    expected = sum(point_counts(bare.bottom, "en"))
+    assert ev.unextracted_points == expected > 0
+    assert metrics_from_evaluation(ev)["unscored_points"] == expected
+
+
+@pytest.mark.parametrize("summary", ["", {"logic": ["x"], "details": ["y"], "conclusion": "z"}])
+async def test_failed_gold_extraction_counts_the_expected_points_as_unscored(
+    summary: object,
+) -> None:
+    # The puzzle has its logic points but no details: only the details were to be extracted.
+    half = dataclasses.replace(puzzle(), key_details=())
+    garbage = scripted(GarbagePolicy(), "scripted/garbage")
+    ev = await evaluate(garbage, half, summary)  # type: ignore[arg-type]
+    n_details = point_counts(half.bottom, "en")[1]
+    assert ev.unextracted_points == n_details
+    unscored_logic = sum(not p.scored for p in ev.logic)
+    assert ev.unscored_points == unscored_logic + n_details
+    stored = Evaluation.from_dict(json.loads(json.dumps(ev.to_dict())))
+    assert metrics_from_evaluation(stored)["unscored_points"] == unscored_logic + n_details
+    # Older records without the field read as 0.
+    old = {k: v for k, v in ev.to_dict().items() if k != "unextracted_points"}
+    assert Evaluation.from_dict(old).unextracted_points == 0
 
 
 async def test_a_corrective_turn_follows_an_unusable_reply() -> None:

@@ -120,6 +120,48 @@ def test_language_option_keeps_one_release_language_without_reading_the_other(
     assert {p.language for p in puzzles} == {"en"} and len(puzzles) == 3
 
 
+def test_language_option_still_checks_the_clue_counts_against_the_other_language(
+    tmp_path: Path,
+) -> None:
+    release = copy_fixture("release", tmp_path)
+    en_file = release / "en" / "crime_thriller.json"
+    stories = json.loads(en_file.read_text("utf-8"))
+    stories[1]["tips"] = ["The money itself was the problem."]  # 1 tip; zh has 3
+    dump(en_file, stories)
+    zh_file = release / "zh" / "crime-thriller.json"
+    for language, here, there in (("zh", zh_file, en_file), ("en", en_file, zh_file)):
+        puzzles, errors = load_corpus(release, language=language)
+        assert sorted(p.id for p in puzzles) == [
+            f"crime_thriller-01-{language}",
+            f"supernatural-01-{language}",
+        ]
+        assert len(errors) == 1
+        # The error names the story of the language imported, and the other one it disagrees with.
+        assert str(errors[0]).startswith(f"{here}#1: tips: mismatched languages: ")
+        assert f"{there}#1 has" in errors[0].message
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_language_folder_imported_alone_is_checked_against_its_language(
+    tmp_path: Path, language: str
+) -> None:
+    puzzles, errors = load_corpus(RELEASE / language)
+    assert errors == [] and {p.language for p in puzzles} == {language} and len(puzzles) == 3
+    release = copy_fixture("release", tmp_path)
+    other = "zh" if language == "en" else "en"
+    (release / "en" / "crime_thriller.json").replace(release / "en" / "mind_game.json")
+    (release / "zh" / "crime-thriller.json").replace(release / "zh" / "mind_game.json")
+    # A story of the other language filed in this folder: refused, as in a full import.
+    foreign = json.loads((release / other / "mind_game.json").read_text("utf-8"))
+    dump(release / language / "original.json", foreign[:1])
+    puzzles, errors = load_corpus(release / language)
+    assert "original-01-" + other not in {p.id for p in puzzles}
+    assert [(Path(e.file).name, e.index, e.field) for e in errors] == [
+        ("original.json", 0, "language")
+    ]
+    assert f"filed under {language}/ but the text reads as {other}" in errors[0].message
+
+
 def test_a_single_release_file_takes_its_language_from_its_directory() -> None:
     puzzles, errors = load_corpus(RELEASE / "zh" / "超自然.json")
     assert errors == []
@@ -230,6 +272,27 @@ def test_duplicate_category_files_are_refused_per_entry(tmp_path: Path) -> None:
     ]
 
 
+def test_a_duplicate_is_refused_even_when_the_first_entry_was_refused(tmp_path: Path) -> None:
+    (tmp_path / "en").mkdir()
+    dump(tmp_path / "en" / "Original.json", [story("A", tips=[])])  # refused: no clues
+    dump(tmp_path / "en" / "original.json", [story("B")])
+    puzzles, errors = load_corpus(tmp_path)
+    assert puzzles == []
+    first, second = tmp_path / "en" / "Original.json", tmp_path / "en" / "original.json"
+    assert [(e.file, e.index, e.field) for e in errors] == [
+        (str(first), 0, "tips"),
+        (str(second), 0, "id"),
+    ]
+    assert errors[1].message == (f"duplicate id 'original-01' (first at {first}#0, itself refused)")
+
+
+def test_deeply_nested_json_file_is_refused_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "stories.json").write_text("[" * 100_000, "utf-8")
+    puzzles, errors = load_corpus(tmp_path, allow_no_clues=True)
+    assert puzzles == [] and len(errors) == 1
+    assert "nested too deeply" in errors[0].message
+
+
 def test_a_directory_with_nothing_to_import_is_refused(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello", "utf-8")
     puzzles, errors = load_corpus(tmp_path)
@@ -256,6 +319,9 @@ def test_turtlebench_stories_need_clues_unless_allowed() -> None:
         (stories, 1, "key_clues"),
     ]
     assert "--allow-no-clues" in errors[0].message
+    # The message names every way to admit them: both commands and the run's option.
+    for way in ("turtlesoup import", "turtlesoup play", "run turtlesoup", "allow_no_clues=true"):
+        assert way in errors[0].message
 
 
 def test_turtlebench_stories_load_without_clues_when_allowed() -> None:

@@ -280,6 +280,23 @@ def test_duplicate_ids_are_refused_within_and_across_files(tmp_path: Path) -> No
     ]
 
 
+def test_a_duplicate_id_is_reported_even_when_its_first_entry_was_refused(
+    tmp_path: Path,
+) -> None:
+    first = entry("one", category="romance")  # refused: unknown category
+    write(tmp_path / "a.yaml", [first, entry("one"), entry("two")])
+    write(tmp_path / "b.yaml", [entry("one", zh=None)])
+    puzzles, errors = load_corpus(tmp_path)
+    assert [p.id for p in puzzles] == ["two-en", "two-zh"]
+    where = f"{tmp_path / 'a.yaml'}#0, itself refused"
+    assert [str(e) for e in errors] == [
+        str(errors[0]),
+        f"{tmp_path / 'a.yaml'}#1: id: duplicate id 'one' (first at {where})",
+        f"{tmp_path / 'b.yaml'}#0: id: duplicate id 'one' (first at {where})",
+    ]
+    assert errors[0].field == "category"
+
+
 def test_single_language_entries_load(tmp_path: Path) -> None:
     file = write(tmp_path / "x.yaml", [entry("e", zh=None), entry("z", en=None)])
     puzzles, errors = load_corpus(file)
@@ -292,6 +309,7 @@ def test_gold_points_may_be_absent_and_clues_may_be_waived(tmp_path: Path) -> No
     file = write(tmp_path / "x.yaml", [entry("e", en=bare, zh=None)])
     puzzles, errors = load_corpus(file)
     assert puzzles == [] and [e.field for e in errors] == ["en.key_clues"]
+    assert "--allow-no-clues" in errors[0].message and "allow_no_clues=true" in errors[0].message
     puzzles, errors = load_corpus(file, allow_no_clues=True)
     assert errors == []
     assert (puzzles[0].key_clues, puzzles[0].logic_points, puzzles[0].key_details) == ((), (), ())

@@ -7,14 +7,17 @@ import logging
 import pytest
 from tests.doubles import FakeChatModel
 
-from forkingpaths.benchmarks.turtlesoup import responder_prompts
+from forkingpaths.benchmarks.turtlesoup import importers, responder_prompts
+from forkingpaths.benchmarks.turtlesoup import responder as responder_module
 from forkingpaths.benchmarks.turtlesoup.importers import LabelledGuess
 from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle, load_corpus
 from forkingpaths.benchmarks.turtlesoup.responder import (
     ANSWERS,
+    KEY_CLUE_TAGS,
     LexicalResponder,
     Responder,
     ResponderAnswer,
+    answer_text,
     case_label,
     judge_accuracy,
     lexical_answer,
@@ -100,6 +103,16 @@ ZH = "crime_thriller-01-zh"
         ("答案：否", "No"),
         ("回答：是的", "Yes"),
         ("“无关”", "Unknown"),
+        # Not "No" (review finding 10): uncertainty is Unknown.
+        ("不是很确定", "Unknown"),
+        ("我不是很确定。", "Unknown"),
+        ("不太清楚", "Unknown"),
+        ("No idea", "Unknown"),
+        ("I have no idea.", "Unknown"),
+        # Inline reasoning is removed before reading.
+        ("<think>Yes? Hmm, no, the text says nothing.</think>\nUnknown", "Unknown"),
+        ("<think>It might be yes.\n\nBut no.\n\nNo", "No"),
+        ("The bottom says he left.</think> Yes", "Yes"),
     ],
 )
 def test_normalize_answer(reply: str, expected: str) -> None:
@@ -119,6 +132,14 @@ def test_normalize_answer(reply: str, expected: str) -> None:
         "nothing",
         "perhaps",
         "lorem ipsum dolor",
+        # A refusal and a both-ways answer are not answers (retried, then recorded as failed).
+        "No comment",
+        "No comment.",
+        "是也不是",
+        "是也不是，要看情况",
+        # Reasoning that never reached an answer.
+        "<think>Yes, or no? Probably yes",
+        "<think>yes</think>",
     ],
 )
 def test_normalize_answer_refuses_ambiguous_or_empty_replies(reply: str) -> None:
@@ -137,6 +158,8 @@ def test_normalize_answer_refuses_ambiguous_or_empty_replies(reply: str) -> None
         ("不是", False),
         ("Unknown", None),
         ("maybe", None),
+        ("<think>It touches clue 2, so yes?</think>No", False),
+        ("<think>no</think>\n**Yes**", True),
     ],
 )
 def test_parse_key_clue(reply: str, expected: bool | None) -> None:
@@ -254,12 +277,31 @@ async def test_chinese_puzzle_gets_chinese_prompts() -> None:
     puzzle = shipped(ZH)
     model = FakeChatModel(["不是", "否"])
     reply = await Responder(model, puzzle).answer("涂鸦是恶作剧吗？")
-    assert reply.text == "No"
+    # The answer stays canonical; what the Chinese player sees is Chinese.
+    assert (reply.answer, reply.text) == ("No", "否")
     answer_messages, clue_messages = (messages for messages, _ in model.requests)
     assert answer_messages[0].content.startswith(responder_prompts.ZH.answer_heading)
     assert clue_messages[0].content.startswith(responder_prompts.ZH.clue_heading)
     assert responder_prompts.ZH.question_heading in answer_messages[1].content
     assert puzzle.bottom in answer_messages[0].content
+
+
+async def test_reasoning_replies_are_read_after_the_reasoning() -> None:
+    model = FakeChatModel(["<think>Yes... or No?</think>\nNo", "<think>no</think>Yes"])
+    reply = await Responder(model, shipped(EN)).answer("Was it a prank?")
+    assert (reply.answer, reply.key_clue, reply.failed) == ("No", True, False)
+    assert len(model.requests) == 2  # no retry needed
+
+
+async def test_chinese_answers_are_shown_in_chinese() -> None:
+    assert answer_text("Yes", True, "zh") == "是<关键线索>"
+    assert answer_text("Unknown", False, "zh") == "不知道"
+    assert answer_text("No", True) == answer_text("No", True, "en") == "No<Key Clue>"
+    assert KEY_CLUE_TAGS["zh"] == "<关键线索>"
+    reply = await Responder(FakeChatModel(["Yes", "Yes"]), shipped(ZH)).answer("涂鸦是暗号吗？")
+    assert (reply.answer, reply.text) == ("Yes", "是<关键线索>")
+    lexical = await LexicalResponder(shipped(ZH)).answer("当时在下雨吗？")
+    assert (lexical.answer, lexical.text) == ("Unknown", "不知道")
 
 
 def test_prompt_sets_cover_both_languages_with_the_same_fields() -> None:
@@ -421,6 +463,19 @@ async def test_judge_accuracy_undefined_scores_are_none_not_zero() -> None:
     no = result["labels"]["No"]
     assert (no["precision"], no["recall"], no["f1"]) == (None, 0.0, None)
     assert result["accuracy"] == 0.5
+    # Macro F1 over the labels with support (Yes, No); No's undefined F1 counts 0.
+    yes_f1 = result["labels"]["Yes"]["f1"]
+    assert yes_f1 == pytest.approx(2 / 3)
+    assert result["macro_f1"] == pytest.approx((yes_f1 + 0.0) / 2)
+
+
+async def test_macro_f1_averages_every_label_with_support() -> None:
+    cases = [("Yes", "Stamp", "T"), ("No", "Stamp", "F"), ("Yes", "Stamp", "N")]
+    result = await judge_accuracy(cases, [story("Stamp")], echo_factory)
+    f1 = {label: row["f1"] for label, row in result["labels"].items()}
+    # Unknown has support but was never answered: undefined F1, 0 in the average.
+    assert f1["Unknown"] is None
+    assert result["macro_f1"] == pytest.approx((f1["Yes"] + f1["No"] + 0.0) / 3)
 
 
 async def test_judge_accuracy_with_no_known_title_and_bad_labels() -> None:
@@ -440,3 +495,12 @@ def test_case_label() -> None:
         "Unknown",
         "Unknown",
     ]
+
+
+def test_case_labels_are_one_table_for_the_importer_and_the_responder() -> None:
+    assert responder_module.CASE_LABELS is importers.CASE_LABELS
+    for label, answer in importers.CASE_LABELS.items():
+        assert case_label(label.upper()) == answer == importers.normalize_case_label(label)
+    assert case_label("Correct") == "Yes" and case_label("对") == "Yes"
+    with pytest.raises(ConfigError, match="Correct/Incorrect"):
+        case_label("maybe")

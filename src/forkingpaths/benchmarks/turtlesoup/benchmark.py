@@ -38,16 +38,27 @@ class TurtleSoupBenchmark(Benchmark):
     Instances are puzzles in one language (`<entry>-en`, `<entry>-zh`); splits `all`, `en`,
     `zh`. The shipped corpus is ours (60 entries, six categories, both languages); the `puzzles`
     option (`--puzzles PATH`) loads a file or directory in our format, the paper's release
-    format or TurtleBench's instead.
+    format or TurtleBench's instead. TurtleBench stories have no Key Clue Library: the option
+    `allow_no_clues` (`--allow-no-clues`, default false) admits such puzzles, which then play
+    with the key-clue mechanism off.
 
     Protocol (§4, §5.1): up to `max_turns` (30) questions, each answered by the `responder` role
     (Yes / No / Unknown, `<Key Clue>` when the question hits the clue library; App. E.1), then
     the questioner's final summary, scored by the `judge` role (§4.4, App. D.3): Logic Accuracy,
     Detail Fidelity, Conclusion Match and Overall = 0.3 L + 0.3 D + 0.4 C, in percent. Both roles
     default to the questioner's model (the paper's symmetric design; its judge was a reasoning
-    model, so pass `--role judge=...` to reproduce it). Without any responder model (a person
-    playing offline) the lexical stand-in answers. Invalid questions (empty, not a question,
-    too long) use up a turn without reaching the responder; repeated questions are counted.
+    model, so pass `--role judge=...` to reproduce it; a warning is logged once when the judge
+    falls back to the questioner's model). Without any responder model (a person playing
+    offline) the lexical stand-in answers. Invalid questions (empty, not a question, too long)
+    use up a turn without reaching the responder; repeated questions are counted. A Chinese
+    puzzle shows the answers in Chinese (是 / 否 / 不知道, `<关键线索>`) in the observation and the
+    step feedback; `info["answer"]` stays Yes / No / Unknown.
+
+    Aggregates: each score's mean is over the episodes that have that score (a judge that left
+    a whole kind of points, or the conclusion, unscored leaves it out); `n` counts the episodes,
+    `n_scored` those with an Overall score and `n_unscored` the rest, overall and per group.
+    `unscored_points` counts the gold points the judge could not score, including those that
+    could not even be extracted (counted at `point_counts` of the bottom).
     """
 
     id = "turtlesoup-v1"
@@ -113,7 +124,7 @@ class TurtleSoupBenchmark(Benchmark):
     cli_entry_point = f"{_PKG}.cli:app"
 
     def __init__(self, **options: Any) -> None:
-        allowed = {"puzzles", "max_turns"}
+        allowed = {"puzzles", "max_turns", "allow_no_clues"}
         unknown = set(options) - allowed
         if unknown:
             raise ConfigError(
@@ -124,6 +135,12 @@ class TurtleSoupBenchmark(Benchmark):
         if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
             raise ConfigError(f"max_turns: expected a positive integer (default 30), got {turns!r}")
         self.max_turns = turns
+        allow_no_clues = options.get("allow_no_clues", False)
+        if not isinstance(allow_no_clues, bool):
+            raise ConfigError(
+                f"allow_no_clues: expected true or false (default false), got {allow_no_clues!r}"
+            )
+        self.allow_no_clues = allow_no_clues
         if options.get("puzzles") is not None:
             path = Path(str(options["puzzles"])).expanduser()
             if not path.exists():
@@ -131,6 +148,7 @@ class TurtleSoupBenchmark(Benchmark):
             options = {**options, "puzzles": str(path.resolve())}
         super().__init__(**options)
         self._puzzles: dict[str, Puzzle] | None = None
+        self._warned_judge = False
 
     # ---- instances ----
 
@@ -140,7 +158,9 @@ class TurtleSoupBenchmark(Benchmark):
             from forkingpaths.benchmarks.turtlesoup.puzzles import load_corpus
 
             source = self.options.get("puzzles")
-            puzzles, errors = load_corpus(Path(source) if source else None)
+            puzzles, errors = load_corpus(
+                Path(source) if source else None, allow_no_clues=self.allow_no_clues
+            )
             for error in errors:
                 log.warning("puzzle refused: %s", error)
             if not puzzles:
@@ -194,6 +214,14 @@ class TurtleSoupBenchmark(Benchmark):
             if model is not None
             else LexicalResponder(puzzle, key_clues=key_clues)
         )
+        judge = roles.get("judge")
+        if judge is not None and judge is getattr(agent, "model", None) and not self._warned_judge:
+            self._warned_judge = True
+            log.warning(
+                "turtlesoup: the judge role falls back to the questioner's own model %s; the "
+                "paper's judge was a separate reasoning model (pass --role judge=MODEL)",
+                judge.name,
+            )
         dialogue = Dialogue(puzzle, self.max_turns)
         observation = dialogue.observation()
         record.initial_observation = observation.text
@@ -202,6 +230,7 @@ class TurtleSoupBenchmark(Benchmark):
             "category": puzzle.category,
             "language": puzzle.language,
             "responder": getattr(model, "name", "lexical"),
+            "judge": getattr(judge, "name", None),
             "key_clues": key_clues,
         }
         while not dialogue.finished:
@@ -268,13 +297,12 @@ class TurtleSoupBenchmark(Benchmark):
         record.outcome = {
             "turns": dialogue.turn,
             "questions": len(dialogue.history),
-            "key_clues_hit": len(dialogue.key_clue_records),
+            "key_clues_hit": dialogue.key_clues_hit,
             "repeated_questions": dialogue.repeated,
             "invalid_questions": dialogue.invalid,
             "summary": decision.action,
             "evaluation": None,
         }
-        judge = roles.get("judge")
         if judge is not None:
             from forkingpaths.benchmarks.turtlesoup.evaluation import evaluate
 
@@ -313,6 +341,11 @@ class TurtleSoupBenchmark(Benchmark):
         return metrics
 
     def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
+        """Means over the finished episodes, overall and by `category / language` (Table 2).
+
+        Each score's mean is over the episodes that have it; `n` counts the episodes of the
+        group, `n_scored` those with an Overall score, `n_unscored` those without one (not
+        judged, or the judge left a part unscored)."""
         ok = [r for r in records if r.status == "ok"]
         out: dict[str, Any] = {"episodes": len(records), "errored": len(records) - len(ok)}
         out.update(_means(ok))
@@ -333,10 +366,13 @@ class TurtleSoupBenchmark(Benchmark):
 
 
 def _means(records: list[EpisodeRecord]) -> dict[str, Any]:
-    """Mean of each score over the records that have it (Table 2 cells), with the count."""
+    """Mean of each score over the records that have it (Table 2 cells), with the counts: `n`
+    episodes, `n_scored` with an Overall score, `n_unscored` without."""
     out: dict[str, Any] = {}
     for score in SCORES:
         values = [r.metrics[score] for r in records if r.metrics.get(score) is not None]
         out[score] = statistics.fmean(values) if values else None
     out["n"] = len(records)
+    out["n_scored"] = sum(r.metrics.get("overall") is not None for r in records)
+    out["n_unscored"] = out["n"] - out["n_scored"]
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -26,7 +26,12 @@ def import_cmd(
     out: Annotated[Path | None, typer.Option(help="write the valid puzzles in our format")] = None,
     language: Annotated[str | None, typer.Option(help="en | zh (default: detected)")] = None,
     allow_no_clues: Annotated[
-        bool, typer.Option(help="accept stories without a key clue library (TurtleBench)")
+        bool,
+        typer.Option(
+            help="accept stories without a key clue library (TurtleBench); `turtlesoup play "
+            "--allow-no-clues` and `run turtlesoup --allow-no-clues` then play them with the "
+            "key-clue mechanism off"
+        ),
     ] = False,
 ) -> None:
     """Validate PATH (ours, the paper's release, TurtleBench) and report; bad entries are named
@@ -62,12 +67,17 @@ def judge_accuracy_cmd(
     model: Annotated[
         str | None, typer.Option(help="responder model; omit for the lexical stand-in")
     ] = None,
+    responder: Annotated[
+        str | None,
+        typer.Option(help="'lexical': the model-free stand-in (the same as giving no --model)"),
+    ] = None,
     base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
     api_key_env: Annotated[str | None, typer.Option(help="env var with the key")] = None,
     limit: Annotated[int | None, typer.Option(help="only the first N cases")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """Accuracy and per-label precision/recall of a responder on labelled guesses."""
+    """Accuracy and per-label precision/recall of a responder on labelled guesses: a model
+    (`--model M`) or the lexical stand-in (`--responder lexical`, or no --model)."""
     from forkingpaths.benchmarks.turtlesoup.importers import import_report, load_turtlebench_cases
     from forkingpaths.benchmarks.turtlesoup.responder import (
         LexicalResponder,
@@ -75,6 +85,12 @@ def judge_accuracy_cmd(
         judge_accuracy,
     )
 
+    if responder not in (None, "lexical"):
+        raise ConfigError(
+            f"--responder: expected lexical, got {responder!r} (a model responder is --model M)"
+        )
+    if responder == "lexical" and model is not None:
+        raise ConfigError("--responder lexical and --model exclude each other: give one")
     stories = stories or cases.with_name("stories.json")
     for given in (cases, stories):
         if not given.exists():
@@ -99,7 +115,15 @@ def judge_accuracy_cmd(
             return LexicalResponder(puzzle, key_clues=False)
         return Responder(chat, puzzle, key_clues=False)
 
-    result = asyncio.run(judge_accuracy(guesses, report.puzzles, factory))
+    async def measure() -> dict[str, Any]:
+        try:
+            return await judge_accuracy(guesses, report.puzzles, factory)
+        finally:
+            close = getattr(chat, "aclose", None)
+            if close is not None:
+                await close()  # the model's HTTP client, inside the loop that opened it
+
+    result = asyncio.run(measure())
     if as_json:
         typer.echo(json.dumps(result))
         return
@@ -108,6 +132,7 @@ def judge_accuracy_cmd(
         return "-" if value is None else f"{value:.4f}"
 
     typer.echo(f"accuracy: {num(result['accuracy'])} over {result['n']} cases")
+    typer.echo(f"macro F1: {num(result['macro_f1'])} (labels with support)")
     for label, row in result["labels"].items():
         typer.echo(
             f"  {label:<8} precision {num(row['precision'])}  recall {num(row['recall'])}  "
@@ -128,6 +153,13 @@ def play_cmd(
         Path | None, typer.Option(help="a puzzle file or directory instead of ours")
     ] = None,
     max_turns: Annotated[int, typer.Option(help="questions allowed")] = 30,
+    allow_no_clues: Annotated[
+        bool,
+        typer.Option(
+            help="accept puzzles without a key clue library (TurtleBench); they play with the "
+            "key-clue mechanism off"
+        ),
+    ] = False,
     runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
     run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
 ) -> None:
@@ -140,6 +172,8 @@ def play_cmd(
     options: dict[str, object] = {"max_turns": max_turns}
     if puzzles is not None:
         options["puzzles"] = str(puzzles)
+    if allow_no_clues:
+        options["allow_no_clues"] = True
     bench = make_benchmark("turtlesoup", **options)
     bench.instance(puzzle)  # an unknown id is refused here, naming the benchmark
     split = puzzle.rsplit("-", 1)[-1] if puzzle.endswith(("-en", "-zh")) else "all"

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from forkingpaths.benchmarks.turtlesoup.responder import answer_text
 from forkingpaths.core.env import Observation
 
 if TYPE_CHECKING:
@@ -31,8 +32,11 @@ class Exchange:
     turn: int
     question: str
     answer: str
+    """One of `responder.ANSWERS` (Yes / No / Unknown), whatever the puzzle's language."""
     key_clue: bool
     text: str
+    """The reply as the player reads it, in the puzzle's language (`responder.answer_text`):
+    "Yes<Key Clue>", "否", "是<关键线索>" ..."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -86,13 +90,20 @@ class Dialogue:
         repeated = key in self.asked
         self.asked.add(key)
         self.repeated += repeated
-        exchange = Exchange(self.turn, question.strip(), reply.answer, reply.key_clue, reply.text)
+        text = answer_text(reply.answer, reply.key_clue, self.puzzle.language)
+        exchange = Exchange(self.turn, question.strip(), reply.answer, reply.key_clue, text)
         self.history.append(exchange)
         return exchange, repeated
 
     @property
     def key_clue_records(self) -> list[Exchange]:
         return [e for e in self.history if e.key_clue]
+
+    @property
+    def key_clues_hit(self) -> int:
+        """Distinct questions flagged as key clues: a repeated question that hits the same clue
+        again is counted once (`question_key`)."""
+        return len({question_key(e.question) for e in self.key_clue_records})
 
     def observation(self, phase: str = "ask") -> Observation:
         """What the questioner sees (contract §3): `phase` is "ask" or "summarize"."""
@@ -112,12 +123,17 @@ class Dialogue:
 
 
 def render(data: dict[str, Any]) -> str:
-    """Plain rendering of the observation (for a person or a generic LLM agent)."""
+    """Plain rendering of the observation (for a person or a generic LLM agent), in the puzzle's
+    language, answers and key clue tag included ("是<关键线索>" for a Chinese puzzle)."""
     zh = data["language"] == "zh"
     lines = [("汤面" if zh else "Surface") + f": {data['surface']}", ""]
     if data["history"]:
         lines.append("问答记录:" if zh else "Questions so far:")
-        lines += [f"{h['turn']}. {h['question']} -> {h['text']}" for h in data["history"]]
+        lines += [
+            f"{h['turn']}. {h['question']} -> "
+            + answer_text(h["answer"], bool(h.get("key_clue")), data["language"])
+            for h in data["history"]
+        ]
         lines.append("")
     if data["phase"] == "summarize":
         lines.append(

@@ -21,7 +21,9 @@ class TurtleSoupEnv(Env):
     """A puzzle's questioning with the model-free lexical responder (turtlesoup.txt §4.2-4.3).
 
     Each step is one question: refused (empty, not a question, too long: a turn used, nothing
-    asked) or answered Yes / No / Unknown, `<Key Clue>` appended when it hits the clue library.
+    asked) or answered Yes / No / Unknown, `<Key Clue>` appended when it hits the clue library
+    (shown in the puzzle's language: 是 / 否 / 不知道 and `<关键线索>` for Chinese; `info["answer"]`
+    stays Yes / No / Unknown).
     The episode is truncated after `max_turns` (30) questions; the summary and its evaluation
     belong to the benchmark's protocol, which runs the same `Dialogue` with model responders.
     Deterministic: the lexical responder has no randomness. Version history: v1.
@@ -54,7 +56,7 @@ class TurtleSoupEnv(Env):
                 self.puzzle.key_clues if self.key_clues else (),
                 self.puzzle.language,
             )
-            text = answer_text(label, flag)
+            text = answer_text(label, flag, self.puzzle.language)
             reply = ResponderAnswer(label, flag, text, label, False, [])
             exchange, repeated = dialogue.record(action, reply)
             feedback = exchange.text

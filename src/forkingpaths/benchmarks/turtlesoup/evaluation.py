@@ -12,13 +12,19 @@ Overall = 0.3 L + 0.3 D + 0.4 C (Eq. 6).
 
 A judge reply that cannot be read is retried with a corrective turn (`retries` times) and then
 recorded as unscored with the reason: never a silent zero, and metrics average over scored
-points only. An empty summary scores 0 on every point and on the conclusion without any
-matching or conclusion call (there is nothing to compare; the gold points are still extracted
-if the puzzle lacks them, so the record shows what was missed); likewise a gold point whose
-kind has no predicted point scores 0 without a call. Every judge call runs at temperature 0
-with seed 42 (App. D.1, D.3) and is kept as a `ModelCallRecord` with purpose "extract",
-"match" or "conclusion". The `Evaluation` is stored in the episode record (`to_dict`), and
-`metrics_from_evaluation` recomputes the metrics from it without a model.
+points only. Replies are read after removing inline reasoning (`<think>...</think>`,
+`forkingpaths.models.text.strip_reasoning`), from the last JSON object holding the expected
+keys (a reasoning judge may show drafts before its answer); JSON nested too deeply to parse
+reads as no object (unreadable, retried), never as an error of the episode. When the gold
+points cannot be extracted, the points that were to be extracted (`point_counts` of the
+bottom) count as unscored (`Evaluation.unextracted_points`). An empty summary scores 0 on
+every point and on the conclusion without any matching or conclusion call (there is nothing to
+compare; the gold points are still extracted if the puzzle lacks them, so the record shows what
+was missed); likewise a gold point whose kind has no predicted point scores 0 without a call.
+Every judge call runs at temperature 0 with seed 42 (App. D.1, D.3) and is kept as a
+`ModelCallRecord` with purpose "extract", "match" or "conclusion". The `Evaluation` is stored
+in the episode record (`to_dict`), and `metrics_from_evaluation` recomputes the metrics from it
+without a model.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from forkingpaths.benchmarks.turtlesoup.evaluation_prompts import (
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.models.text import strip_reasoning
 
 if TYPE_CHECKING:
     from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
@@ -237,6 +244,9 @@ class Evaluation(BaseModel):
     """Conclusion Match, 0-1 (not calibrated); None when unscored."""
     conclusion_reason: str | None = None
     """Why the conclusion is unscored or 0 without a call; None when judged."""
+    unextracted_points: int = 0
+    """Gold points that could not be scored because the judge could not extract them from the
+    bottom: for each kind the puzzle does not provide, the number `point_counts` asked for."""
     errors: list[str] = Field(default_factory=list)
     """Judge failures that left something unscored or unextracted, for the reader."""
     calls: list[ModelCallRecord] = Field(default_factory=list)
@@ -244,8 +254,9 @@ class Evaluation(BaseModel):
 
     @property
     def unscored_points(self) -> int:
-        """Gold points the judge left unscored (the conclusion is not counted)."""
-        return sum(not p.scored for p in [*self.logic, *self.details])
+        """Gold points the judge left unscored, those it could not even extract included (the
+        conclusion is not counted)."""
+        return sum(not p.scored for p in [*self.logic, *self.details]) + self.unextracted_points
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, as stored in `EpisodeRecord.outcome`."""
@@ -278,7 +289,7 @@ def metrics_from_evaluation(ev: Evaluation | Mapping[str, Any]) -> dict[str, Any
     logic_accuracy and detail_fidelity: mean calibrated similarity over the scored gold points of
     the kind (None when none is scored); conclusion_match: 100 x the conclusion score (None when
     unscored); overall: 0.3 L + 0.3 D + 0.4 C (None when any part is None); unscored_points: gold
-    points left unscored.
+    points left unscored, unextracted ones included.
     """
     if not isinstance(ev, Evaluation):
         ev = Evaluation.from_dict(ev)
@@ -299,32 +310,66 @@ def metrics_from_evaluation(ev: Evaluation | Mapping[str, Any]) -> dict[str, Any
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 
 
+def skip_nested(text: str, start: int) -> int:
+    """The index just past the bracket that closes the `{` or `[` at `start` (strings and their
+    escapes respected), or len(text) when it never closes. Used to step over a value nested too
+    deeply for the JSON parser (RecursionError) in one go instead of retrying at each of its
+    brackets."""
+    depth = 0
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
+
+
 def json_objects(text: str) -> list[dict[str, Any]]:
-    """JSON objects in `text`, in order: those in ``` fences first, then each outermost `{...}`
-    elsewhere that parses."""
-    found: list[dict[str, Any]] = []
-    for block in _FENCE.findall(text):
-        try:
-            value = json.loads(block.strip())
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            found.append(value)
+    """JSON objects in `text` in the order they appear: each outermost `{...}` that parses,
+    fenced in ``` or not, and the content of a ``` fence read whole when the scan did not
+    already find it. A value nested too deeply to parse (RecursionError) is skipped like any
+    other unreadable text."""
+    found: list[tuple[int, dict[str, Any]]] = []
     decoder = json.JSONDecoder()
-    index = 0
-    while index < len(text):
-        if text[index] != "{":
-            index += 1
-            continue
+    index = text.find("{")
+    while index != -1:
         try:
             value, end = decoder.raw_decode(text, index)
         except ValueError:
-            index += 1
+            index = text.find("{", index + 1)
+            continue
+        except RecursionError:
+            index = text.find("{", skip_nested(text, index))
             continue
         if isinstance(value, dict):
-            found.append(value)
-        index = end
-    return found
+            found.append((index, value))
+        index = text.find("{", end)
+    starts = {start for start, _ in found}
+    for match in _FENCE.finditer(text):
+        block = match.group(1)
+        start = match.start(1) + len(block) - len(block.lstrip())
+        if start in starts:
+            continue
+        try:
+            value = json.loads(block.strip())
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            found.append((start, value))
+    return [value for _, value in sorted(found, key=lambda item: item[0])]
 
 
 def _unit_number(value: Any) -> float | None:
@@ -339,19 +384,25 @@ def _unit_number(value: Any) -> float | None:
 def read_match(text: str, n_predicted: int) -> tuple[tuple[float, int | None] | None, str]:
     """((score, 0-based index or None), "") from a similarity reply, or (None, why not).
 
-    The reply must hold a JSON object (bare, amid prose, or fenced) with `best_match_score` a
-    number in [0, 1] and `best_match_index` null or a whole number from 1 to `n_predicted` (the
-    numbering shown to the judge). A string, a boolean, 1.2 or an index of 0 are refused.
+    The reply (inline reasoning removed) must hold a JSON object (bare, amid prose, or fenced)
+    with `best_match_score` a number in [0, 1] and `best_match_index` null or a whole number from
+    1 to `n_predicted` (the numbering shown to the judge); the last object holding both keys is
+    read (else the last holding the score). A string, a boolean, 1.2 or an index of 0 are
+    refused, and so are the two forms the paper's schemas exclude (App. E.3: Schema A names the
+    index when the score is 0.5 or more, Schema B gives null below 0.5): a null index with a
+    score of 0.5 or more, and an index with a score below 0.5. They contradict themselves, so
+    neither the score nor the index can be trusted: unreadable, retried, then unscored.
 
     >>> read_match('```json\\n{"best_match_index": 2, "best_match_score": 0.9}\\n```', 3)
     ((0.9, 1), '')
     >>> read_match('{"best_match_index": null, "best_match_score": 0.2}', 3)
     ((0.2, None), '')
     """
-    candidates = [o for o in json_objects(text) if "best_match_score" in o]
+    candidates = [o for o in json_objects(strip_reasoning(text)) if "best_match_score" in o]
     if not candidates:
         return None, "no JSON object with best_match_score"
-    obj = candidates[0]
+    complete = [o for o in candidates if "best_match_index" in o]
+    obj = (complete or candidates)[-1]
     score = _unit_number(obj["best_match_score"])
     if score is None:
         got = shown(obj["best_match_score"])
@@ -360,19 +411,30 @@ def read_match(text: str, n_predicted: int) -> tuple[tuple[float, int | None] | 
         return None, "best_match_index is missing (use null when nothing matches)"
     index = obj["best_match_index"]
     if index is None:
+        if score >= VALIDITY_THRESHOLD:
+            return None, (
+                f"best_match_index is null but best_match_score is {score:g}: a score of "
+                f"{VALIDITY_THRESHOLD:g} or more names the number of its statement"
+            )
         return (score, None), ""
     if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index <= n_predicted:
         return None, (
             f"best_match_index must be null or a whole number from 1 to {n_predicted}, "
             f"got {shown(index)}"
         )
+    if score < VALIDITY_THRESHOLD:
+        return None, (
+            f"best_match_index is {index} but best_match_score is {score:g}: below "
+            f"{VALIDITY_THRESHOLD:g} the index must be null"
+        )
     return (score, index - 1), ""
 
 
 def read_conclusion(text: str) -> tuple[float | None, str]:
     """(score, "") from a conclusion reply holding `{"conclusion_score": x}` (x a number in
-    [0, 1]; the key `score` is accepted too), or (None, why not)."""
-    for obj in json_objects(text):
+    [0, 1]; the key `score` is accepted too), or (None, why not). Inline reasoning is removed
+    first; the last object holding one of the keys is read."""
+    for obj in reversed(json_objects(strip_reasoning(text))):
         key = (
             "conclusion_score" if "conclusion_score" in obj else "score" if "score" in obj else None
         )
@@ -409,17 +471,19 @@ def _label_of(line: str) -> str | None:
 def read_extraction(text: str) -> tuple[tuple[list[str], list[str]] | None, str]:
     """((logic points, details), "") from an extraction reply, or (None, why not).
 
-    The reply must carry both block headers ([Logical Relationships] / [Detailed Information],
-    or [逻辑关系] / [细节信息], in either language) each followed by at least one item; item
-    prefixes such as "- Logic 2:", "1.", "- 细节3：" are removed and "..." lines dropped.
+    The reply (inline reasoning removed) must carry both block headers ([Logical
+    Relationships] / [Detailed Information], or [逻辑关系] / [细节信息], in either language) each
+    followed by at least one item; item prefixes such as "- Logic 2:", "1.", "- 细节3：" are
+    removed and "..." lines dropped. A header met again starts its block afresh, so the last
+    version of each block is read (a reasoning judge may draft the blocks before answering).
     """
     blocks: dict[str, list[str]] = {}
     current: str | None = None
-    for line in text.splitlines():
+    for line in strip_reasoning(text).splitlines():
         label = _label_of(line)
         if label is not None:
             current = label
-            blocks.setdefault(label, [])
+            blocks[label] = []
             continue
         if current is None or not line.strip():
             continue
@@ -457,11 +521,12 @@ def structured_summary(summary: str | Mapping[str, Any]) -> tuple[list[str], lis
 
     A mapping, or a string holding a JSON object (also fenced), counts as a JSON summary when it
     has at least one of the keys logic, details, conclusion (case-insensitive). A mapping with
-    fields of the wrong type raises `ConfigError`; such a string is treated as free text.
+    fields of the wrong type raises `ConfigError`; such a string is treated as free text. A
+    string's inline reasoning (`<think>...</think>`) is removed first.
     """
     if isinstance(summary, Mapping):
         return _summary_fields(summary)
-    for obj in json_objects(summary):
+    for obj in json_objects(strip_reasoning(summary)):
         try:
             fields = _summary_fields(obj)
         except ConfigError:
@@ -647,7 +712,7 @@ async def evaluate(
             f"summary: expected an object with logic, details or conclusion, got {shown(summary)}"
         )
     else:
-        text = summary.strip()
+        text = strip_reasoning(summary).strip()
         predicted_logic, predicted_details = [], []
         ev.summary = text
         ev.summary_format = "text" if text else "empty"
@@ -675,6 +740,9 @@ async def evaluate(
         gold_details = gold_details or gold_points[1]
     elif gold_failure is not None:
         ev.errors.append(f"gold points could not be extracted: {gold_failure}")
+        # Never a silent gap: the points the extraction was to give count as unscored.
+        n_logic, n_details = point_counts(puzzle.bottom, language)
+        ev.unextracted_points = (0 if gold_logic else n_logic) + (0 if gold_details else n_details)
     predicted_failure = None
     if points is not None:
         predicted_logic, predicted_details = points

@@ -200,7 +200,7 @@ Information] followed by "- Detail 1: ..." lines."""
     corrective_match=Template(
         """Your answer could not be used ($reason). Reply again with one JSON object only: \
 {"best_match_index": <number from the list, or null>, "best_match_score": <number from 0.0 to \
-1.0>}."""
+1.0>}, the number when the score is 0.5 or more and null when it is below 0.5."""
     ),
     corrective_conclusion=Template(
         """Your answer could not be used ($reason). Reply again with one JSON object only: \
@@ -333,7 +333,8 @@ $summary
     ),
     corrective_match=Template(
         """你的回答无法使用（$reason）。请重新回复，只输出一个 JSON 对象：\
-{"best_match_index": <列表中的编号，或 null>, "best_match_score": <0.0 到 1.0 之间的数>}。"""
+{"best_match_index": <列表中的编号，或 null>, "best_match_score": <0.0 到 1.0 之间的数>}；\
+分数不低于 0.5 时给出编号，低于 0.5 时为 null。"""
     ),
     corrective_conclusion=Template(
         """你的回答无法使用（$reason）。请重新回复，只输出一个 JSON 对象：\

@@ -9,7 +9,13 @@ Formats (`docs/dev/turtlesoup.md` §1.1):
 - TurtleBench: `stories.json` (a list, or an object keyed by title, of `{"title", "surface",
   "bottom"}`) and `cases.list` (`guess<TAB>title<TAB>label`; TurtleBench's English files separate
   with `<TAB>|<TAB>`). Stories have no key clue library, so each is refused unless
-  `allow_no_clues`.
+  `allow_no_clues` (`--allow-no-clues` on `turtlesoup import` and `turtlesoup play`, the
+  benchmark option `allow_no_clues` of a run).
+
+A directory named `en` or `zh` (one language of a release) is read as that language: its stories
+are checked against it as when the whole release is imported. With `language`, a release
+directory still reads the other language's files, without reporting their problems, so that an
+entry whose two languages disagree in clue count is refused as it is in a full import.
 """
 
 from __future__ import annotations
@@ -66,8 +72,21 @@ CASE_LABELS: Mapping[str, str] = MappingProxyType(
 """A TurtleBench label (folded to lower case) -> the responder's answer it expects.
 
 TurtleBench's Chinese cases use T/F/N, its English ones Correct/Incorrect/Unknown; N and
-Irrelevant become Unknown because our responder folds "irrelevant" into Unknown (§4.2).
+Irrelevant become Unknown because our responder folds "irrelevant" into Unknown (§4.2). The one
+table of labels: `load_turtlebench_cases` and `responder.case_label` both read it.
 """
+
+CASE_LABEL_NAMES = (
+    "T/F/N or Yes/No/Unknown/Irrelevant, Correct/Incorrect, 对/错/是/否/不知道/无关 "
+    "(case-insensitive)"
+)
+"""The labels of CASE_LABELS as error messages name them."""
+
+NO_CLUES_HINT = (
+    "pass --allow-no-clues (turtlesoup import / turtlesoup play / run turtlesoup) or the "
+    "benchmark option allow_no_clues=true to play it with the key-clue mechanism off"
+)
+"""How to admit a story without a key clue library, as refusals say it."""
 
 STORIES_FILE = "stories.json"
 CASES_FILE = "cases.list"
@@ -142,11 +161,14 @@ def read_path(
     check_language(language)
     path = Path(path)
     if path.is_dir():
-        located, errors = _read_directory(path, language, allow_no_clues)
+        # An en/ or zh/ folder of a release, imported on its own, is still filed under its
+        # language: its stories are checked against it rather than detected.
+        declared = path.name if path.name in LANGUAGES else None
+        located, errors = _read_directory(path, language, allow_no_clues, declared)
     else:
         declared = path.parent.name if path.parent.name in LANGUAGES else None
         located, errors = _read_file(path, declared, language, allow_no_clues)
-    located, pair_errors = _check_pairs(located)
+    located, pair_errors = _check_pairs(located, language)
     return located, errors + pair_errors
 
 
@@ -192,9 +214,21 @@ def _read_directory(
     )
     stories = [p for p in json_files if p.name.lower() == STORIES_FILE]
     # A TurtleBench directory may hold other JSON (results, logs): stories.json decides.
+    # Two category files may name one category ("original.json", "Original.json"): their
+    # entries share ids, refused or not, and the later one is refused as a duplicate.
+    seen: dict[str, str] = {}
     for file in stories or json_files:
         file_located, file_errors = _read_file(file, declared, language, allow_no_clues)
-        located += file_located
+        for error in file_errors:
+            if error.puzzle_id is not None:
+                seen.setdefault(error.puzzle_id, f"{error.file}#{error.index}, itself refused")
+        for puzzle, where_file, where_index in file_located:
+            if puzzle.id in seen:
+                message = f"duplicate id {puzzle.entry!r} (first at {seen[puzzle.id]})"
+                errors.append(PuzzleError(where_file, where_index, "id", message))
+                continue
+            seen[puzzle.id] = f"{where_file}#{where_index}"
+            located.append((puzzle, where_file, where_index))
         errors += file_errors
     found = bool(yaml_files or json_files)
     if declared is None:
@@ -202,9 +236,11 @@ def _read_directory(
             sub = directory / lang
             if sub.is_dir():
                 found = True
+                sub_located, sub_errors = _read_directory(sub, language, allow_no_clues, lang)
+                located += sub_located
+                # The other language is read for the clue-count check only (`read_path`
+                # keeps the requested language): its own problems are not this import's.
                 if language in (None, lang):
-                    sub_located, sub_errors = _read_directory(sub, language, allow_no_clues, lang)
-                    located += sub_located
                     errors += sub_errors
     if not found:
         errors.append(
@@ -219,8 +255,13 @@ def _read_directory(
     return located, errors
 
 
-def _check_pairs(located: list[Located]) -> tuple[list[Located], list[PuzzleError]]:
-    """Refuse release entries whose two languages disagree in clue count (as our format does)."""
+def _check_pairs(
+    located: list[Located], language: str | None = None
+) -> tuple[list[Located], list[PuzzleError]]:
+    """Refuse release entries whose two languages disagree in clue count (as our format does).
+
+    The error names the story of `language` when given (the one being imported), else the
+    Chinese one."""
     by_entry: dict[str, dict[str, Located]] = {}
     for item in located:
         if item[0].source == "release":
@@ -230,16 +271,20 @@ def _check_pairs(located: list[Located]) -> tuple[list[Located], list[PuzzleErro
     for entry, pair in by_entry.items():
         if len(pair) < 2:
             continue
-        (en, en_file, en_index), (zh, zh_file, zh_index) = pair["en"], pair["zh"]
-        if len(en.key_clues) != len(zh.key_clues):
+        here_lang = language if language in pair else "zh"
+        other_lang = "en" if here_lang == "zh" else "zh"
+        here, here_file, here_index = pair[here_lang]
+        other, other_file, other_index = pair[other_lang]
+        if len(here.key_clues) != len(other.key_clues):
             refused.add(entry)
             errors.append(
                 PuzzleError(
-                    zh_file,
-                    zh_index,
+                    here_file,
+                    here_index,
                     "tips",
-                    f"mismatched languages: {len(zh.key_clues)} tips but {en_file}#{en_index} "
-                    f"has {len(en.key_clues)} (entry {entry!r} refused in both languages)",
+                    f"mismatched languages: {len(here.key_clues)} tips but "
+                    f"{other_file}#{other_index} has {len(other.key_clues)} (entry {entry!r} "
+                    "refused in both languages)",
                 )
             )
     kept = [
@@ -261,6 +306,8 @@ def _read_json(path: Path) -> tuple[Any, PuzzleError | None]:
         return None, PuzzleError(
             file, None, "", f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         )
+    except RecursionError:
+        return None, PuzzleError(file, None, "", "not readable JSON: nested too deeply")
 
 
 def _texts(item: dict[str, Any], file: str, index: int) -> tuple[dict[str, str], list[PuzzleError]]:
@@ -354,16 +401,18 @@ def load_release_file(
         clues, tips_problem = parse_tips(item.get("tips"))
         if tips_problem is None and not clues and not allow_no_clues:
             tips_problem = "missing" if item.get("tips") is None else "empty clue library"
-            tips_problem += ": at least one key clue is required"
+            tips_problem += f": at least one key clue is required ({NO_CLUES_HINT})"
         if tips_problem:
             item_errors.append(PuzzleError(file, index, "tips", tips_problem))
         lang, lang_problem = _language_of(texts, file, index, language, declared)
         if lang_problem is not None:
             item_errors.append(lang_problem)
+        entry = f"{category}-{index + 1:02d}"
         if item_errors:
+            for error in item_errors:
+                error.puzzle_id = f"{entry}-{lang}"
             errors += item_errors
             continue
-        entry = f"{category}-{index + 1:02d}"
         puzzle = Puzzle(
             id=f"{entry}-{lang}",
             entry=entry,
@@ -441,8 +490,7 @@ def load_turtlebench_stories(
                     file,
                     index,
                     "key_clues",
-                    "TurtleBench stories have no key clue library; import with --allow-no-clues "
-                    "to play them with the key-clue mechanism off",
+                    f"TurtleBench stories have no key clue library; {NO_CLUES_HINT}",
                 )
             )
         lang, lang_problem = _language_of(texts, file, index, language, False)
@@ -517,10 +565,7 @@ def load_turtlebench_cases(
         guess, title, raw_label = parts
         label = normalize_case_label(raw_label)
         if label is None:
-            message = (
-                f"unknown label {shown(raw_label)}; expected T/F/N or Yes/No/Unknown/Irrelevant "
-                "(case-insensitive)"
-            )
+            message = f"unknown label {shown(raw_label)}; expected {CASE_LABEL_NAMES}"
             errors.append(PuzzleError(file, number, "label", message))
         elif not guess or not title:
             errors.append(PuzzleError(file, number, "guess" if not guess else "title", "empty"))

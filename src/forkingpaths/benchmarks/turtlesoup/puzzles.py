@@ -71,11 +71,21 @@ class PuzzleError(InvalidFile):
 
     `index` is the entry's 0-based position in its file's list (1-based line number for a
     TurtleBench `cases.list`), `None` when the whole file is refused; `field` is empty when the
-    problem is not one field's.
+    problem is not one field's. `puzzle_id` is the id the refused story would have had, where
+    the format fixes it (release stories), so that a later story with that id is still reported
+    as a duplicate.
     """
 
-    def __init__(self, file: str, index: int | None, field: str, message: str) -> None:
+    def __init__(
+        self,
+        file: str,
+        index: int | None,
+        field: str,
+        message: str,
+        puzzle_id: str | None = None,
+    ) -> None:
         self.file, self.index, self.field, self.message = file, index, field, message
+        self.puzzle_id = puzzle_id
         where = file if index is None else f"{file}#{index}"
         super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
@@ -195,8 +205,10 @@ def _language_block(
     for key in LIST_FIELDS:
         fields[key], problem = _strings(block.get(key))
         if problem is None and key == "key_clues" and not fields[key] and not allow_no_clues:
+            from forkingpaths.benchmarks.turtlesoup.importers import NO_CLUES_HINT
+
             problem = "missing" if block.get(key) is None else "empty clue library"
-            problem += ": at least one key clue is required"
+            problem += f": at least one key clue is required ({NO_CLUES_HINT})"
         if problem:
             errors.append(PuzzleError(file, index, f"{language}.{key}", problem))
     if "surface" in fields and "bottom" in fields:
@@ -301,7 +313,9 @@ def load_yaml_files(
 ) -> tuple[list[tuple[Puzzle, str, int]], list[PuzzleError]]:
     """The puzzles of files in our format, each with its file and index, and the refusals.
 
-    An entry id may appear once across all `paths`; `source` defaults to each file's path.
+    An entry id may appear once across all `paths`; `source` defaults to each file's path. The
+    first entry of an id claims it even when it is refused, so a later entry with that id is
+    still refused as a duplicate (it may be the one the author meant to remove).
     """
     located: list[tuple[Puzzle, str, int]] = []
     errors: list[PuzzleError] = []
@@ -316,12 +330,17 @@ def load_yaml_files(
             puzzles, entry_errors = entry_puzzles(
                 entry, file, index, source=source or file, allow_no_clues=allow_no_clues
             )
+            entry_id = entry.get("id") if isinstance(entry, dict) else None
+            if not isinstance(entry_id, str) or not entry_id.strip():
+                entry_id = None
             if puzzles and puzzles[0].entry in first:
                 where = first[puzzles[0].entry]
                 message = f"duplicate id {puzzles[0].entry!r} (first at {where})"
                 entry_errors, puzzles = [PuzzleError(file, index, "id", message)], []
             elif puzzles:
                 first[puzzles[0].entry] = f"{file}#{index}"
+            elif entry_id is not None:
+                first.setdefault(entry_id, f"{file}#{index}, itself refused")
             located += [(p, file, index) for p in puzzles]
             errors += entry_errors
     return located, errors

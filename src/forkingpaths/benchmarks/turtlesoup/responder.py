@@ -5,8 +5,11 @@ question against the soup surface and bottom (`purpose="respond"`), then, when t
 mechanism is on and the puzzle has a Key Clue Library, the key clue call decides whether the
 question hits a clue (`purpose="key_clue"`). Both run at temperature 0, set explicitly so a run's
 sampling settings never reach the environment. The questioner sees `"Yes"`, `"No"` or `"Unknown"`,
-with `<Key Clue>` appended when flagged (`"Yes<Key Clue>"`, §4.2). The paper's fourth storyteller
-reply, "Irrelevant" (App. A.1), is folded into Unknown, as §4.2 does.
+with `<Key Clue>` appended when flagged (`"Yes<Key Clue>"`, §4.2); a Chinese puzzle shows the
+same in Chinese (`"是<关键线索>"`, `answer_text`), while `ResponderAnswer.answer` stays one of
+`ANSWERS`. The paper's fourth storyteller reply, "Irrelevant" (App. A.1), is folded into Unknown,
+as §4.2 does. Inline reasoning (`<think>...</think>`) is removed from every reply before it is
+read (`forkingpaths.models.text.strip_reasoning`).
 
 A reply that cannot be read is never coerced silently: it is retried with a corrective turn, and
 after `retries` retries the answer is recorded as Unknown with `failed=True` (the key clue as
@@ -31,9 +34,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from forkingpaths.benchmarks.turtlesoup import responder_prompts as prompts
+from forkingpaths.benchmarks.turtlesoup.importers import CASE_LABEL_NAMES, CASE_LABELS
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.models.text import strip_reasoning
 
 if TYPE_CHECKING:
     from string import Template
@@ -48,6 +53,17 @@ ANSWERS = ("Yes", "No", "Unknown")
 
 KEY_CLUE_TAG = "<Key Clue>"
 """Appended to the answer text when the question hits a key clue (§4.2: "Yes<Key Clue>")."""
+
+KEY_CLUE_TAGS: Mapping[str, str] = MappingProxyType({"en": KEY_CLUE_TAG, "zh": "<关键线索>"})
+"""The key clue tag by puzzle language (the Chinese one is the tag the Chinese prompts show)."""
+
+ANSWER_WORDS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "en": MappingProxyType({"Yes": "Yes", "No": "No", "Unknown": "Unknown"}),
+        "zh": MappingProxyType({"Yes": "是", "No": "否", "Unknown": "不知道"}),
+    }
+)
+"""The answers of ANSWERS as a player of each language reads them."""
 
 RESPONDER_PARAMS = ModelParams(temperature=0.0)
 """Both calls are greedy (App. D.1), whatever the run's sampling settings."""
@@ -71,7 +87,8 @@ class ResponderAnswer:
     key_clue: bool
     """The question hit a key clue."""
     text: str
-    """What the questioner sees: the answer, with `<Key Clue>` appended when flagged."""
+    """What the questioner sees: the answer, with `<Key Clue>` appended when flagged, in the
+    puzzle's language (`answer_text`)."""
     raw: str
     """The model's reply to the answer call (the last one when all were refused)."""
     failed: bool
@@ -93,9 +110,13 @@ class ResponderAnswer:
         }
 
 
-def answer_text(answer: str, key_clue: bool) -> str:
-    """What the questioner sees: `"No"`, `"Yes<Key Clue>"`, ..."""
-    return answer + (KEY_CLUE_TAG if key_clue else "")
+def answer_text(answer: str, key_clue: bool, language: str = "en") -> str:
+    """What the questioner sees, in the puzzle's language: `"No"`, `"Yes<Key Clue>"`, ...;
+    `"否"`, `"是<关键线索>"`, ... for Chinese. `answer` is one of ANSWERS (any other text is
+    shown as it is)."""
+    lang = language if language in ANSWER_WORDS else "en"
+    shown_answer = ANSWER_WORDS[lang].get(answer, answer)
+    return shown_answer + (KEY_CLUE_TAGS[lang] if key_clue else "")
 
 
 class Answerer(Protocol):
@@ -112,11 +133,13 @@ _REPLY_TERMS: tuple[tuple[str, str], ...] = (
     ("cannot determine", "Unknown"), ("not relevant", "Unknown"), ("not mentioned", "Unknown"),
     ("not sure", "Unknown"), ("irrelevant", "Unknown"), ("unknown", "Unknown"),
     ("uncertain", "Unknown"), ("undetermined", "Unknown"), ("unclear", "Unknown"),
-    ("unanswerable", "Unknown"),
+    ("unanswerable", "Unknown"), ("no idea", "Unknown"),
     ("affirmative", "Yes"), ("correct", "Yes"), ("true", "Yes"),
     ("yeah", "Yes"), ("yes", "Yes"), ("yep", "Yes"), ("yup", "Yes"),
     ("incorrect", "No"), ("negative", "No"), ("wrong", "No"), ("false", "No"), ("nope", "No"),
     ("no", "No"),
+    ("不是很确定", "Unknown"), ("不是很清楚", "Unknown"), ("不太确定", "Unknown"),
+    ("不太清楚", "Unknown"), ("说不准", "Unknown"), ("不好说", "Unknown"),
     ("无关紧要", "Unknown"), ("无法确定", "Unknown"), ("无法判断", "Unknown"),
     ("不知道", "Unknown"), ("不确定", "Unknown"), ("不重要", "Unknown"), ("不相关", "Unknown"),
     ("不清楚", "Unknown"), ("未提及", "Unknown"), ("未知", "Unknown"), ("无关", "Unknown"),
@@ -127,11 +150,16 @@ _REPLY_TERMS: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 # Terms also searched for inside longer replies: only those unambiguous in running text.
-_SCAN_EN = re.compile(r"\b(not relevant|not mentioned|irrelevant|unknown|yes|no)\b")
+_SCAN_EN = re.compile(r"\b(not relevant|not mentioned|no idea|irrelevant|unknown|yes|no)\b")
 _SCAN_ZH = re.compile(
+    "不是很确定|不是很清楚|不太确定|不太清楚|说不准|不好说|"
     "无关紧要|无法确定|无法判断|不知道|不确定|不重要|不相关|未提及|未知|无关|不是的|不是|不对|是的|没错"
 )
 _SCAN_LABELS: Mapping[str, str] = MappingProxyType(dict(_REPLY_TERMS))
+
+# Replies that decline to answer or answer both ways: never read as an answer (the caller
+# retries). "No comment" is a refusal, not "No"; 是也不是 ("yes and no") is no single answer.
+_NON_ANSWERS = re.compile(r"\bno comment\b|是也不是|是又不是|也是也不是")
 
 # A leading answer followed by these words is not an answer but a disjunction ("yes or no").
 _JOINERS = ("or ", "and ", "nor ", "/", "或", "还是")
@@ -192,19 +220,21 @@ def _scanned(text: str) -> set[str]:
 def normalize_answer(text: str) -> str | None:
     """The Yes/No/Unknown a reply gives, or None when it gives none or several.
 
-    Case, markdown, quotes, full-width forms, a `<Key Clue>` tag and prefixes such as
-    "Answer:" or "答案：" are ignored. A reply that is, or opens with, an answer term decides
-    ("Yes.", "**No**", "yes, because...", "不是的，..."); otherwise the unambiguous terms found
-    in the text must agree. "Irrelevant", "Not relevant", 无关, 不重要, 不知道, 不确定 and the
-    like are Unknown (§4.2). A reply that says both yes and no is None.
+    Inline reasoning (`<think>...</think>`, `strip_reasoning`) is removed first. Case, markdown,
+    quotes, full-width forms, a `<Key Clue>` tag and prefixes such as "Answer:" or "答案：" are
+    ignored. A reply that is, or opens with, an answer term decides ("Yes.", "**No**",
+    "yes, because...", "不是的，..."); otherwise the unambiguous terms found in the text must
+    agree. "Irrelevant", "Not relevant", "No idea", 无关, 不重要, 不知道, 不确定, 不是很确定,
+    不太清楚 and the like are Unknown (§4.2). A reply that says both yes and no ("Yes and no",
+    是也不是) or declines to answer ("No comment") is None.
 
     >>> normalize_answer("**Yes.**"), normalize_answer("答案：不是"), normalize_answer("Irrelevant")
     ('Yes', 'No', 'Unknown')
     >>> normalize_answer("Yes or no, hard to say") is None
     True
     """
-    cleaned = _clean_reply(text)
-    if not cleaned:
+    cleaned = _clean_reply(strip_reasoning(text))
+    if not cleaned or _NON_ANSWERS.search(cleaned):
         return None
     found = _scanned(cleaned)
     if {"Yes", "No"} <= found:
@@ -329,7 +359,7 @@ class Responder:
         return ResponderAnswer(
             answer=label,
             key_clue=key_clue,
-            text=answer_text(label, key_clue),
+            text=answer_text(label, key_clue, self.puzzle.language),
             raw=raw,
             failed=failed,
             calls=calls,
@@ -581,7 +611,7 @@ class LexicalResponder:
         return ResponderAnswer(
             answer=label,
             key_clue=flag,
-            text=answer_text(label, flag),
+            text=answer_text(label, flag, self.puzzle.language),
             raw=label,
             failed=False,
             calls=[],
@@ -590,20 +620,14 @@ class LexicalResponder:
 
 # ---- accuracy on TurtleBench ----
 
-CASE_LABELS: Mapping[str, str] = MappingProxyType({
-    "t": "Yes", "f": "No", "n": "Unknown",
-    "yes": "Yes", "no": "No", "unknown": "Unknown", "irrelevant": "Unknown",
-})  # fmt: skip
-"""TurtleBench case labels (case-insensitive) -> our answers."""
-
 
 def case_label(label: str) -> str:
-    """Our answer for a TurtleBench label (T/F/N, Yes/No/Unknown/Irrelevant)."""
+    """Our answer for a TurtleBench label: `importers.CASE_LABELS` (T/F/N, Yes/No/Unknown/
+    Irrelevant, Correct/Incorrect, 对/错/是/否/不知道/无关), case-insensitive; the same table
+    `load_turtlebench_cases` reads `cases.list` with."""
     key = str(label).strip().lower()
     if key not in CASE_LABELS:
-        raise ConfigError(
-            f"label: expected one of T, F, N, Yes, No, Unknown, Irrelevant, got {shown(label)}"
-        )
+        raise ConfigError(f"label: expected one of {CASE_LABEL_NAMES}, got {shown(label)}")
     return CASE_LABELS[key]
 
 
@@ -642,7 +666,11 @@ async def judge_accuracy(
     unknown titles are counted and skipped. `responder_factory` builds one responder per story
     (the CLI passes key clues off: TurtleBench stories have no library). At most `concurrency`
     questions are in flight. Precision, recall and F1 are None where undefined (nothing
-    predicted, no support), never a silent zero.
+    predicted, no support), never a silent zero. `macro_f1` averages F1 over every label with
+    support (a label that occurs among the cases); a label with support whose F1 is undefined
+    (the responder never answered it, so precision is undefined) counts 0 in that average, as
+    scikit-learn's `zero_division=0` does: a label the responder never gives is one it fails on.
+    Labels without support are left out. None when no case was scored.
     """
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError(f"concurrency: expected an integer >= 1, got {shown(concurrency)}")
@@ -705,7 +733,7 @@ async def judge_accuracy(
             "support": support,
             "predicted": predicted,
         }
-    f1s = [v["f1"] for v in labels.values() if v["f1"] is not None]
+    f1s = [v["f1"] or 0.0 for v in labels.values() if v["support"]]
     scored = len(predictions)
     return {
         "n": scored,

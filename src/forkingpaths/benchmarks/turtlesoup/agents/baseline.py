@@ -11,6 +11,7 @@ from forkingpaths.benchmarks.turtlesoup.agents.mosaic import (
     fallback_question,
     history_entries,
     key_clue_records,
+    parse_belief,
     require_model,
 )
 from forkingpaths.core.agent import Decision
@@ -18,6 +19,7 @@ from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.env import Observation
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.base import ChatModel, Message, ModelParams
+from forkingpaths.models.text import strip_reasoning
 
 DEFAULT_MAX_TURNS = 30
 """Shown in the prompt when the observation does not say (§5.1)."""
@@ -25,8 +27,9 @@ DEFAULT_MAX_TURNS = 30
 
 def first_question(text: str) -> str:
     """The question a free reply asks: its first line ending in a question mark, else its first
-    non-empty line, cleaned of list numbers, labels and quotes ("" for an empty reply)."""
-    lines = [clean_question(line) for line in text.splitlines() if line.strip()]
+    non-empty line, cleaned of list numbers, labels and quotes ("" for an empty reply); inline
+    reasoning (`<think>...</think>`) is removed first."""
+    lines = [clean_question(line) for line in strip_reasoning(text).splitlines() if line.strip()]
     lines = [line for line in lines if line]
     for line in lines:
         if line.endswith(("?", "？")):
@@ -40,9 +43,12 @@ class BaselineQuestioner:
     Each `ask` turn sends the surface and the full history and asks for the next yes/no question
     (purpose `question`); the reply's first question line is asked (list numbers, labels and quotes
     removed; a reply with no text falls back to a generic probe). In the `summarize` phase one call
-    (purpose `summary`) asks for the hidden story as free text, which is the summary as returned.
-    No deliberation, meta-cognition or screening; the key clue flags reach it only as they appear
-    in the history.
+    (purpose `summary`) asks for the hidden story as the same JSON summary Mosaic gives,
+    `{"logic": [...], "details": [...], "conclusion": "..."}` (Table 3 then compares like with
+    like); a readable one is the summary (as Mosaic writes it), and a reply that ignores the
+    format is the summary as free text (inline reasoning removed), which the evaluation
+    extracts points from. No deliberation, meta-cognition or screening; the key clue flags
+    reach it only as they appear in the history.
     """
 
     def __init__(self, model: ChatModel) -> None:
@@ -67,7 +73,12 @@ class BaselineQuestioner:
                 history=prompts.render_history(history, lang),
             )
             text, call = await self._call(prompt, "summary")
-            return Decision(action=text.strip(), thought="final summary", calls=[call])
+            reply = strip_reasoning(text).strip()
+            belief = parse_belief(reply)
+            if belief is None:
+                thought = "final summary as free text (the reply held no JSON summary)"
+                return Decision(action=reply, thought=thought, calls=[call])
+            return Decision(action=belief.to_json(), thought="final summary", calls=[call])
         prompt = baseline_prompts.render_question(
             lang,
             surface=str(data.get("surface", "")),

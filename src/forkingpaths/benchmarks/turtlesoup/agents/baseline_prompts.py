@@ -8,8 +8,10 @@ from types import MappingProxyType
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic_prompts import resolve_language
 
 # The baseline asks the model directly for the next yes/no question from the surface and the full
-# history, and at the end for a free-text account of the story. It shares the input block labels
-# and history rendering of `mosaic_prompts`, so both agents show the model the same history.
+# history, and at the end for the story as the same JSON summary Mosaic gives ({"details",
+# "logic", "conclusion"}, the three parts described as in Mosaic's summary prompt), so that
+# Table 3 compares the agents' summaries in one format. It shares the input block labels and
+# history rendering of `mosaic_prompts`, so both agents show the model the same history.
 QUESTION_MARKER = MappingProxyType(
     {"en": "TURTLE SOUP / ASK THE NEXT QUESTION", "zh": "海龟汤 / 提出下一个问题"}
 )
@@ -76,7 +78,18 @@ $key_clues
 $history
 </Questions and answers so far>
 
-Reply with your account of the story as plain text."""
+The account has three parts:
+1. details: every concrete fact that matters for the causes, background or explanation, taken \
+from the surface, the key clues and the answers (stated or implied), each specific.
+2. logic: the causal chain or hidden mechanism behind the story, abstract (no names or \
+particulars), connected and covering everything.
+3. conclusion: one fluent, complete explanation of the story built on the logic and supported \
+by the details, consistent with both.
+Where the answers leave gaps, fill them with plausible inferences that fit everything known and \
+list them among the details.
+
+Reply with one JSON object exactly in this shape, with no comments and nothing around it:
+{"details": ["detail 1", "..."], "logic": ["step 1", "..."], "conclusion": "..."}"""
         ),
         "zh": Template(
             """$marker
@@ -95,7 +108,15 @@ $key_clues
 $history
 </已有问答>
 
-请用一段文字写出你还原的故事。"""
+还原包含三部分：
+1. details（细节）：理解起因、背景或解释所需的每一条具体信息，取自汤面、关键线索和问答（明说或暗含\
+），每条具体。
+2. logic（逻辑）：故事背后的因果链或内在机制，抽象表述（不出现人名和具体细节），连贯并覆盖全部要点。
+3. conclusion（结论）：以逻辑为骨架、以细节为证据的一段流畅完整的故事解释，与两者一致。
+问答没有覆盖到的地方，可以用与已知信息相符的合理推断补足，并列入细节。
+
+只回复一个如下格式的 JSON 对象，键名保持英文，不要加注释，前后不要有其他文字：
+{"details": ["细节1", "..."], "logic": ["步骤1", "..."], "conclusion": "..."}"""
         ),
     }
 )

@@ -12,17 +12,31 @@ from types import MappingProxyType
 from typing import Any
 
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
+from forkingpaths.benchmarks.turtlesoup.dialogue import question_key
+from forkingpaths.benchmarks.turtlesoup.evaluation import skip_nested
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.base import ChatModel, Message, ModelParams
+from forkingpaths.models.text import strip_reasoning
 
 INITIAL_CONFIDENCE = 0.5
 """Policy confidence c at the start of a game (§4.1)."""
 VOTES = 3
 """Classification calls per meta-cognition check (§4.1)."""
+VOTE_TEMPERATURE = 0.7
+VOTE_SEEDS = (1, 2, 3)
+GENRE_VOTE_PARAMS: tuple[ModelParams, ...] = tuple(
+    ModelParams(temperature=VOTE_TEMPERATURE, seed=seed) for seed in VOTE_SEEDS
+)
+"""Sampling of the three genre votes, one each. A majority of three means something only if the
+votes can differ: the same prompt at temperature 0 gives one answer three times (and a response
+cache returns the first as the other two). So each vote is sampled at temperature 0.7 with its
+own seed (1, 2, 3): reproducible where the server honours seeds, independent draws otherwise,
+and three different cache keys. The paper does not state the votes' sampling (App. D.1 fixes
+temperature 0 for its generative calls, which would make the vote a single call)."""
 CLUE_TRIGGER = 3
 """New key clues since the last check that trigger a check (App. D.2)."""
 TURN_TRIGGER = 5
@@ -36,7 +50,10 @@ NEGATIVE_ANSWERS = ("No", "Unknown")
 
 
 def find_json(text: str, kind: type) -> Any | None:
-    """The first JSON value of type `kind` (dict or list) anywhere in `text` (fences included)."""
+    """The first JSON value of type `kind` (dict or list) anywhere in `text` (fences included),
+    inline reasoning (`<think>...</think>`) removed first. A value nested too deeply to parse
+    (RecursionError) is stepped over like any unreadable text."""
+    text = strip_reasoning(text)
     decoder = json.JSONDecoder()
     opener = "{" if kind is dict else "["
     start = text.find(opener)
@@ -45,6 +62,9 @@ def find_json(text: str, kind: type) -> Any | None:
             value, _ = decoder.raw_decode(text, start)
         except ValueError:
             value = None
+        except RecursionError:
+            start = text.find(opener, skip_nested(text, start))
+            continue
         if isinstance(value, kind):
             return value
         start = text.find(opener, start + 1)
@@ -169,7 +189,9 @@ _APS_LINE = re.compile(
 def parse_aps(text: str) -> list[Proposal]:
     """The Analysis and Proposal Set from a JSON list of `{doubt, analysis, proposal}` objects
     (or an object holding one), else from labelled lines (`Doubt 1: ...`, `Analysis: ...`,
-    `Proposal: ...`, Chinese labels too); [] when nothing is readable."""
+    `Proposal: ...`, Chinese labels too); [] when nothing is readable. Inline reasoning is
+    removed first."""
+    text = strip_reasoning(text)
     value = find_json(text, list)
     if value is None:
         obj = find_json(text, dict)
@@ -238,8 +260,8 @@ def clean_question(text: str) -> str:
 
 def parse_candidates(text: str, limit: int = CANDIDATE_COUNT) -> list[str]:
     """Up to `limit` distinct candidate questions: the numbered lines of the reply, or, when
-    there are none, its lines ending in a question mark."""
-    lines = [line for line in text.splitlines() if line.strip()]
+    there are none, its lines ending in a question mark (inline reasoning removed first)."""
+    lines = [line for line in strip_reasoning(text).splitlines() if line.strip()]
     numbered = [clean_question(m.group(1)) for m in map(_NUMBERED.match, lines) if m]
     asked = [clean_question(line) for line in lines if line.strip().endswith(("?", "？"))]
     found = numbered or asked
@@ -252,7 +274,8 @@ def parse_candidates(text: str, limit: int = CANDIDATE_COUNT) -> list[str]:
 
 def match_candidate(reply: str, candidates: Sequence[str]) -> int | None:
     """Index of the candidate the screening reply repeats verbatim (ignoring surrounding
-    whitespace, quotes, markdown and a leading list number), or None."""
+    whitespace, quotes, markdown and a leading list number; inline reasoning removed), or None."""
+    reply = strip_reasoning(reply)
     texts = [reply.strip(), clean_question(reply)]
     texts += [clean_question(line) for line in reply.splitlines() if line.strip()]
     for text in texts:
@@ -264,8 +287,8 @@ def match_candidate(reply: str, candidates: Sequence[str]) -> int | None:
 
 def parse_genre(text: str) -> str | None:
     """The genre id a classification reply names (any language's name, id or alias; the
-    earliest mention wins), or None."""
-    folded = text.strip().casefold()
+    earliest mention wins; inline reasoning removed first), or None."""
+    folded = strip_reasoning(text).strip().casefold()
     if not folded:
         return None
     best: tuple[int, int, str] | None = None
@@ -355,7 +378,8 @@ def tally_votes(votes: Sequence[str | None]) -> tuple[str | None, float]:
 
 
 def smoothed_confidence(previous: float, share: float, alpha: float) -> float:
-    """Eq. 3: c_new = alpha * share + (1 - alpha) * c_old."""
+    """Eq. 3: c_new = alpha * share + (1 - alpha) * c_old, `share` being the winning genre's
+    vote share whether or not it is the current genre (see `MosaicAgent`)."""
     return alpha * share + (1 - alpha) * previous
 
 
@@ -371,6 +395,8 @@ class GenreCheck:
     confidence_after: float
     genre_before: str | None
     genre_after: str | None
+    settings: tuple[Mapping[str, Any], ...] = ()
+    """Sampling of each vote (`temperature`, `seed`), in vote order."""
 
     @property
     def switched(self) -> bool:
@@ -396,8 +422,15 @@ class MetaCognition:
             or answered - self.checked_answered >= TURN_TRIGGER
         )
 
-    def update(self, votes: Sequence[str | None], answered: int, clues: int) -> GenreCheck:
-        """Apply one round of votes: EMA update and switch rule (module docstring)."""
+    def update(
+        self,
+        votes: Sequence[str | None],
+        answered: int,
+        clues: int,
+        settings: Sequence[Mapping[str, Any]] = (),
+    ) -> GenreCheck:
+        """Apply one round of votes: EMA update and switch rule (`MosaicAgent` docstring);
+        `settings` (each vote's sampling) is recorded with the check."""
         winner, share = tally_votes(votes)
         before_c, before_g = self.confidence, self.genre
         if winner is not None:
@@ -407,10 +440,44 @@ class MetaCognition:
             self.confidence = new
         self.checked_answered, self.checked_clues = answered, clues
         check = GenreCheck(
-            answered, tuple(votes), winner, share, before_c, self.confidence, before_g, self.genre
+            answered,
+            tuple(votes),
+            winner,
+            share,
+            before_c,
+            self.confidence,
+            before_g,
+            self.genre,
+            tuple(dict(s) for s in settings),
         )
         self.checks.append(check)
         return check
+
+
+def first_fresh(
+    candidates: Sequence[str], history: Sequence[Mapping[str, Any]], blacklist: Sequence[str]
+) -> int:
+    """Index of the first candidate neither asked already nor on the blacklist (both compared
+    as `dialogue.question_key`: case, spacing and punctuation ignored); 0 when every one is."""
+    asked = {question_key(str(e.get("question", ""))) for e in history}
+    banned = {question_key(q) for q in blacklist}
+    for index, candidate in enumerate(candidates):
+        key = question_key(candidate)
+        if key not in asked and key not in banned:
+            return index
+    return 0
+
+
+def _describe_votes(check: GenreCheck) -> str:
+    """`votes: Supernatural, Mind Game, - (temperature 0.7, seeds 1/2/3)` for a thought."""
+    names = [prompts.genre_by_id(v).names["en"] if v else "-" for v in check.votes]
+    temperatures = {s.get("temperature") for s in check.settings}
+    seeds = "/".join(str(s.get("seed")) for s in check.settings)
+    sampling = ""
+    if check.settings:
+        shown_t = ", ".join(str(t) for t in sorted(temperatures, key=str))
+        sampling = f" (temperature {shown_t}, seeds {seeds})"
+    return f"votes: {', '.join(names)}{sampling}"
 
 
 def fallback_question(history: Sequence[Mapping[str, Any]], language: str) -> str:
@@ -442,7 +509,7 @@ class MosaicAgent:
     """Mosaic-Agent's questioner; one instance plays one episode at a time.
 
     One `act` per dialogue turn (contract §3). In the `ask` phase the agent runs, in the paper's
-    order:
+    order (every reply is read after removing inline reasoning, `<think>...</think>`):
 
     1. Deliberation (option `deliberation`):
        - local analysis of the last question and answer, every turn from turn 2 (purpose `local`);
@@ -455,18 +522,35 @@ class MosaicAgent:
     2. Meta-cognition (option `metacognition`): when at least 3 new key clues have arrived, or 5
        questions have been answered, since the last check (App. D.2; the game start counts as a
        check), three classification calls (purpose `genre`) vote for one of the five genres of
-       App. E.2. The genre with strictly the most votes wins; its vote share (votes / 3) is the new
-       confidence score of Eq. 3, read as c_new = alpha * share + (1 - alpha) * c_old (c starts at
-       0.5). c is updated on every decided vote; the strategy switches to the winner only when
-       c_new > c_old + switch_threshold. A vote for the current genre updates c without a switch. A
-       tie (or no readable vote) changes nothing. Until a genre is chosen, and throughout without
+       App. E.2. Each vote is its own sample: temperature 0.7 with seeds 1, 2 and 3
+       (`GENRE_VOTE_PARAMS`), so the three can disagree and never come back from a cache as
+       copies of the first; each check records the votes and their settings (`GenreCheck`,
+       `Decision.thought`). The genre with strictly the most votes wins; its vote share
+       (votes / 3) is the new confidence score of Eq. 3, read as
+       c_new = alpha * share + (1 - alpha) * c_old (c starts at 0.5). c is updated on every
+       decided vote; the strategy switches to the winner only when c_new > c_old +
+       switch_threshold. A vote for the current genre updates c without a switch. A tie (or no
+       readable vote) changes nothing. Until a genre is chosen, and throughout without
        meta-cognition, the unknown-genre strategy guides the questions.
+
+       A vote won by another genre than the current one updates c with that genre's share too
+       (not with 1 - share). §4.1 says a new vote "yields a confidence score" that Eq. 3
+       smooths, and that the agent "switches its strategy only if the new smoothed confidence
+       exceeds the sum of the old confidence and a predefined threshold": a switch is a move to
+       the vote's genre, so the score is the confidence in the voted genre. Read as 1 - share
+       (support left for the current genre), a disagreeing vote would always lower c, the
+       switch condition could never hold for another genre, and no "successful genre switch"
+       (§4.1) could follow the first one. With share, a weak disagreeing majority lowers c and
+       keeps the strategy (2/3 from c = 0.85 gives 0.72), while a unanimous one switches when
+       it lifts c by more than the threshold (3/3 from c = 0.85 gives 0.955 > 0.95).
     3. Action formulation: three candidates (purpose `candidates`) from the APS, the genre strategy,
        the local analysis and the last `history_window` exchanges; then, with `pruning`, the
        screening call (purpose `screen`) against the last `screening_window` exchanges, every asked
        question and the blacklist, which must return one candidate verbatim (an optional leading
-       number and surrounding quotes are ignored); any other reply takes the first candidate.
-       Without pruning the first candidate is asked. Without deliberation there is no local
+       number and surrounding quotes are ignored). Any other reply, and every turn without
+       pruning, takes the first candidate that is neither asked already (compared as
+       `dialogue.question_key`: case, spacing, punctuation) nor on the blacklist; only when all
+       are does it take the first. Without deliberation there is no local
        analysis, belief or APS: candidates come from the history and the strategy alone. A
        single readable candidate is asked without screening; with none, the first unasked
        `FALLBACK_QUESTIONS` probe. `Decision.thought` records genre, confidence, blacklist size
@@ -564,8 +648,9 @@ class MosaicAgent:
             if answered % self.deliberation_interval == 0 and self.belief_answered != answered:
                 await self._update_belief(data, lang, calls)
                 await self._diagnose(data, lang, calls)
+        check = None
         if self.metacognition and self.meta.due(answered, len(self.key_clue_records)):
-            await self._classify(data, lang, calls)
+            check = await self._classify(data, lang, calls)
         self.blacklist = ruled_out(self.history)
         candidates = await self._propose(data, lang, calls)
         question, how = await self._select(data, lang, candidates, calls)
@@ -574,6 +659,8 @@ class MosaicAgent:
             f"genre: {genre} (c={self.confidence:.2f}); blacklist: {len(self.blacklist)}; "
             f"question: {how}"
         )
+        if check is not None:
+            thought += "; " + _describe_votes(check)
         return Decision(action=question, thought=thought, calls=calls)
 
     async def _local_analysis(
@@ -585,7 +672,7 @@ class MosaicAgent:
             latest=prompts.render_exchange(self.history[-1], lang),
             history=prompts.render_history(self.history[:-1], lang),
         )
-        self.analysis = (await self._call(prompt, "local", calls)).strip()
+        self.analysis = strip_reasoning(await self._call(prompt, "local", calls)).strip()
 
     async def _update_belief(
         self, data: Mapping[str, Any], lang: str, calls: list[ModelCallRecord]
@@ -635,9 +722,13 @@ class MosaicAgent:
             history=prompts.render_history(self.history, lang),
             key_clues=prompts.render_history(self.key_clue_records, lang),
         )
-        votes = [parse_genre(await self._call(prompt, "genre", calls)) for _ in range(VOTES)]
+        votes = [
+            parse_genre(await self._call(prompt, "genre", calls, params))
+            for params in GENRE_VOTE_PARAMS
+        ]
         self.counts["genre_votes_unreadable"] += sum(v is None for v in votes)
-        return self.meta.update(votes, len(self.history), len(self.key_clue_records))
+        settings = [{"temperature": p.temperature, "seed": p.seed} for p in GENRE_VOTE_PARAMS]
+        return self.meta.update(votes, len(self.history), len(self.key_clue_records), settings)
 
     def _advice(self, lang: str) -> str:
         lines = []
@@ -675,8 +766,13 @@ class MosaicAgent:
         """The question to ask and how it was chosen."""
         if not candidates:
             return fallback_question(self.history, lang), "fallback (no readable candidate)"
-        if not self.pruning or len(candidates) == 1:
-            return candidates[0], f"candidate 1 of {len(candidates)} (first)"
+        if len(candidates) == 1:
+            return candidates[0], "candidate 1 of 1 (the only one)"
+        if not self.pruning:
+            index = first_fresh(candidates, self.history, self.blacklist)
+            return candidates[index], (
+                f"candidate {index + 1} of {len(candidates)} (first not asked, no screening)"
+            )
         prompt = prompts.render_screen(
             lang,
             surface=str(data.get("surface", "")),
@@ -690,7 +786,11 @@ class MosaicAgent:
         index = match_candidate(await self._call(prompt, "screen", calls), candidates)
         if index is None:
             self.counts["screen_fallback"] += 1
-            return candidates[0], f"candidate 1 of {len(candidates)} (screening reply not verbatim)"
+            index = first_fresh(candidates, self.history, self.blacklist)
+            return candidates[index], (
+                f"candidate {index + 1} of {len(candidates)} (screening reply not verbatim; "
+                "first not asked)"
+            )
         return candidates[index], f"candidate {index + 1} of {len(candidates)} (screened)"
 
     # -- summarize phase ----------------------------------------------------------------------
@@ -714,12 +814,19 @@ class MosaicAgent:
                 self.belief = belief
         summary = self.belief
         if summary.is_empty():
-            summary = BeliefState(conclusion=reply.strip())
+            summary = BeliefState(conclusion=strip_reasoning(reply).strip())
         thought = f"final belief: {len(summary.logic)} logic points, {len(summary.details)} details"
         return Decision(action=summary.to_json(), thought=thought, calls=calls)
 
-    async def _call(self, prompt: str, purpose: str, calls: list[ModelCallRecord]) -> str:
-        completion = await self.model.complete([Message(role="user", content=prompt)], self.params)
+    async def _call(
+        self,
+        prompt: str,
+        purpose: str,
+        calls: list[ModelCallRecord],
+        params: ModelParams | None = None,
+    ) -> str:
+        messages = [Message(role="user", content=prompt)]
+        completion = await self.model.complete(messages, params or self.params)
         calls.append(ModelCallRecord.from_completion(completion, purpose=purpose))
         return completion.text
 

@@ -8,6 +8,9 @@ from string import Template
 from types import MappingProxyType
 from typing import Any
 
+from forkingpaths.benchmarks.turtlesoup.responder import ANSWER_WORDS as RESPONDER_ANSWER_WORDS
+from forkingpaths.benchmarks.turtlesoup.responder import KEY_CLUE_TAGS
+
 # Every prompt carries the information, rules and output format of the paper's App. E.2 prompt of
 # the same role in our own words. Each starts with a marker line (how `scripted.py` recognises the
 # prompt kind) and wraps its inputs in `<Label>...</Label>` blocks whose labels are listed in
@@ -67,16 +70,13 @@ SECTION_LABELS: Mapping[str, Mapping[str, str]] = MappingProxyType(
 NONE_TEXT = MappingProxyType({"en": "(none yet)", "zh": "（暂无）"})
 """What an empty input block says."""
 
-KEY_CLUE_TAG = MappingProxyType({"en": "<Key Clue>", "zh": "<关键线索>"})
-"""How a flagged answer is shown in a history line."""
+KEY_CLUE_TAG: Mapping[str, str] = KEY_CLUE_TAGS
+"""How a flagged answer is shown in a history line: the responder's tag of each language, as
+the dialogue shows it to a player."""
 
-ANSWER_WORDS: Mapping[str, Mapping[str, str]] = MappingProxyType(
-    {
-        "en": MappingProxyType({"Yes": "Yes", "No": "No", "Unknown": "Unknown"}),
-        "zh": MappingProxyType({"Yes": "是", "No": "否", "Unknown": "不知道"}),
-    }
-)
-"""The responder's answers (contract §2 `ANSWERS`) as a history line shows them."""
+ANSWER_WORDS: Mapping[str, Mapping[str, str]] = RESPONDER_ANSWER_WORDS
+"""The responder's answers (contract §2 `ANSWERS`) as a history line shows them: the words the
+dialogue shows a player of each language."""
 
 HISTORY_LINE = MappingProxyType({"en": ("Q", "A", ": "), "zh": ("问", "答", "：")})
 """(question prefix, answer prefix, separator) of a history line: `Q3: ...` / `A3: Yes`."""
@@ -97,8 +97,8 @@ class Genre:
 GENRES: tuple[Genre, ...] = (
     Genre(
         "crime_thriller",
-        MappingProxyType({"en": "Crime Thriller", "zh": "罪案惊悚"}),
-        ("crime", "crime thriller type", "犯罪惊悚", "罪案"),
+        MappingProxyType({"en": "Crime Thriller", "zh": "犯罪惊悚"}),
+        ("crime", "crime thriller type", "罪案惊悚", "罪案", "犯罪"),
     ),
     Genre(
         "mind_game",
@@ -121,7 +121,8 @@ GENRES: tuple[Genre, ...] = (
         ("logic and cleverness", "logic and cleverness type", "logic", "巧思", "逻辑"),
     ),
 )
-"""The five narrative genres of App. E.2, named as the benchmark's categories. The sixth
+"""The five narrative genres of App. E.2, named as the benchmark's categories in both languages
+(`puzzles.CATEGORIES`, `puzzles.CATEGORY_NAMES_ZH`). The sixth
 category, Original, is a source (expert-authored stories of any genre), not a genre: it has no
 strategy in the paper and is not offered as a vote."""
 
@@ -842,7 +843,7 @@ _UNKNOWN_STRATEGY_ZH = """类型：尚未确定。
 
 _STRATEGIES_ZH = MappingProxyType(
     {
-        "crime_thriller": """类型：罪案惊悚。
+        "crime_thriller": """类型：犯罪惊悚。
 类型核心：由人的恶意引发的罪案（谋杀、绑架、虐待、心理变态等），坚决排除鬼怪等超自然因素。关键在于\
 揭开日常或离奇表象背后残酷的犯罪事实。
 常见模式与元素：

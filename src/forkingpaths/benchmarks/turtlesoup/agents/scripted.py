@@ -232,7 +232,7 @@ class TurtleSoupQuestionerPolicy:
     clues, and whose conclusion joins the surface with them. APS: a doubt for each of the first
     two salient surface words the theory does not mention. Local analysis: three short points
     on the latest answer. Baseline: the first pool question not asked yet; its final summary is
-    free text.
+    the same JSON belief.
     """
 
     def respond(self, messages: list[Message], params: ModelParams) -> str:
@@ -388,5 +388,5 @@ def answer_question(sections: Mapping[str, str], language: str) -> str:
 
 
 def answer_final(sections: Mapping[str, str], language: str) -> str:
-    belief = json.loads(answer_belief(sections, language))
-    return str(belief["conclusion"])
+    """The baseline's final summary: the JSON belief, as for Mosaic's summary prompt."""
+    return answer_belief(sections, language)
