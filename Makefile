@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUNS_DIR ?= runs
 
-.PHONY: run test setup setup-dev lint bench clean
+.PHONY: run test setup setup-dev sandbox lint bench clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "forkingpaths needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -23,8 +23,17 @@ setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
 
+# CreativeBench's sandbox: bubblewrap where Debian's apt can install it (the strongest isolation;
+# without it the sandbox falls back to namespaces + rlimits and says so), and .sandbox-venv, the
+# interpreter generated code runs under (numpy, pandas, scikit-learn, bs4, pillow, requests).
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+		&& apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; } \
+		|| echo "bubblewrap not installed: the sandbox will use namespaces + rlimits"
+	PYTHON=$(PYTHON) scripts/make_sandbox_env.sh
+
 # Quick suite: every benchmark with its reference agents and scripted models; no network, no key.
-run: $(VENV)/.installed
+run: $(VENV)/.installed sandbox
 	$(BIN)/forkingpaths run --suite quick --runs-dir $(RUNS_DIR)
 
 lint: $(VENV)/.installed-dev
@@ -44,4 +53,4 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_escape_agents.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .sandbox-venv .pytest_cache .ruff_cache

@@ -22,6 +22,7 @@ BUILTIN_BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "escape-v1": "forkingpaths.benchmarks.escape.benchmark:EscapeBenchmark",
         "aut-v1": "forkingpaths.benchmarks.escape.aut:AUTBenchmark",
         "turtlesoup-v1": "forkingpaths.benchmarks.turtlesoup.benchmark:TurtleSoupBenchmark",
+        "creativebench-v1": "forkingpaths.benchmarks.creativebench.benchmark:CreativeBenchmark",
     }
 )
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -268,7 +269,7 @@ class CreativeBenchmark(Benchmark):
         return observation, decision
 
     async def _combo_episode(self, task: ComboTask, agent: Agent, record: EpisodeRecord) -> None:
-        from forkingpaths.benchmarks.creativebench.novelty import novelty
+        from forkingpaths.benchmarks.creativebench.novelty import combo_novelty
 
         view = {"subset": "combo", "task": _as_dict(task)}
         observation, decision = await self._solve(agent, view, record)
@@ -287,18 +288,8 @@ class CreativeBenchmark(Benchmark):
             "quality": 1.0 if passed else 0.0,
         }
         if task.source_solutions:
-            # Eq. 5: the mean of N(solution, source) over the k source solutions.
-            backend = self.embedding_backend()
-            scores = [await novelty(code, source, backend) for source in task.source_solutions]
-            info.update(
-                {
-                    "ngram_distance": statistics.fmean(x.ngram_distance for x in scores),
-                    "embedding_distance": None
-                    if backend is None
-                    else statistics.fmean(x.embedding_distance or 0.0 for x in scores),
-                    "novelty": statistics.fmean(x.novelty for x in scores),
-                }
-            )
+            score = await combo_novelty(code, task.source_solutions, self.embedding_backend())
+            info.update(_novelty_info(score))
         else:
             info["novelty"] = None  # paper rows without sources: no combinatorial novelty
         record.steps.append(_step(0, observation, decision, info))
@@ -315,7 +306,7 @@ class CreativeBenchmark(Benchmark):
             check_constraints,
             judge_constraints,
         )
-        from forkingpaths.benchmarks.creativebench.novelty import novelty
+        from forkingpaths.benchmarks.creativebench.novelty import explore_novelty
 
         sandbox = await self.sandbox()
         baseline: str | None = None
@@ -348,8 +339,7 @@ class CreativeBenchmark(Benchmark):
             else:
                 reference = baseline is None
                 base = levels[0].reference_solution if reference else baseline
-                # Eq. 4: against the unconstrained (level-0) solution of the same run.
-                score = await novelty(code, base or "", self.embedding_backend())
+                score = await explore_novelty(code, base, self.embedding_backend())
                 info.update(_novelty_info(score))
                 info["baseline"] = "reference-level0" if reference else "run-level0"
             step = _step(index, observation, decision, info)
@@ -407,21 +397,38 @@ class _TaskEnv(Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> Observation:
-        return Observation(_render(self.view), self.view)
+        return Observation(_render(self.view), copy.deepcopy(self.view))
 
     def step(self, action: str) -> Step:
+        import ast
+
         try:
-            compile(action, "<solution>", "exec")
-            valid = bool(action.strip()) and not action.lstrip().startswith("{")
+            tree = ast.parse(action)
         except (SyntaxError, ValueError):
-            valid = False
-        feedback = "Program received." if valid else "Not a Python program."
-        return Step(Observation(feedback, self.view), 0.0, True, False, {"valid": valid})
+            tree = None
+        # A solution defines what the tests call: a program without a def or class is not one.
+        valid = tree is not None and any(
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            for node in tree.body
+        )
+        feedback = "Program received." if valid else "Not a Python program defining a function."
+        view = copy.deepcopy(self.view)  # each call returns its own data (Gymnasium's rule)
+        return Step(Observation(feedback, view), 0.0, True, False, {"valid": valid})
 
 
 def _as_dict(task: Any) -> dict[str, Any]:
-    data = asdict(task)
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()}
+    """A task as plain JSON-ready data (what the solver's observation carries)."""
+    return _plain({f.name: getattr(task, f.name) for f in fields(task)})
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _render(view: dict[str, Any]) -> str:
