@@ -51,6 +51,9 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_eeb_games.py
 	$(BIN)/python benchmarks/bench_escape_engine.py
 	$(BIN)/python benchmarks/bench_escape_agents.py
+	$(BIN)/python benchmarks/bench_turtlesoup.py
+	$(BIN)/python benchmarks/bench_sandbox.py
+	$(BIN)/python benchmarks/bench_novelty.py
 
 clean:
 	rm -rf $(VENV) .sandbox-venv .pytest_cache .ruff_cache

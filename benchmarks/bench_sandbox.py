@@ -1,0 +1,245 @@
+"""CreativeBench sandbox: executions per second of the warm pool vs a fresh interpreter per test.
+
+All three run the same small program (a solution plus its assert-based tests) with the same
+rlimits, `--workers` at a time, side by side in one run:
+
+- warm: `Sandbox.run` (a warm worker forks a child per job).
+- fresh: `subprocess.run([*wrapper, python, "-s", file])` per test, rlimits set before exec; the
+  wrapper is the isolation's own (`bwrap ...` for bwrap, `unshare --user --net --mount --pid` for
+  namespaces, none for rlimits).
+- fresh+launcher: our launcher per test (the worker's isolation set-up, exactly as the pool has it)
+  running the program in a newly exec'd interpreter: same isolation and limits as warm, plus one
+  more interpreter start-up than `fresh`.
+
+Target: warm / fresh >= 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from forkingpaths.benchmarks.creativebench.sandbox import Limits, Sandbox, Verdict, program_text
+
+SOLUTION = '''
+from collections import defaultdict, deque
+import heapq
+
+
+def merge_intervals(intervals):
+    """Merge overlapping closed intervals."""
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [tuple(pair) for pair in merged]
+
+
+def shortest_paths(edges, source):
+    """Dijkstra over a weighted directed graph given as (u, v, w) triples."""
+    graph = defaultdict(list)
+    for u, v, w in edges:
+        graph[u].append((v, w))
+    dist = {source: 0}
+    heap = [(0, source)]
+    while heap:
+        d, node = heapq.heappop(heap)
+        if d > dist.get(node, float("inf")):
+            continue
+        for nxt, w in graph[node]:
+            if d + w < dist.get(nxt, float("inf")):
+                dist[nxt] = d + w
+                heapq.heappush(heap, (d + w, nxt))
+    return dist
+
+
+def sliding_max(values, k):
+    window, out = deque(), []
+    for i, value in enumerate(values):
+        while window and values[window[-1]] <= value:
+            window.pop()
+        window.append(i)
+        if window[0] <= i - k:
+            window.popleft()
+        if i >= k - 1:
+            out.append(values[window[0]])
+    return out
+'''
+
+TESTS = """
+def test():
+    assert merge_intervals([(1, 3), (2, 6), (8, 10), (15, 18)]) == [(1, 6), (8, 10), (15, 18)]
+    assert merge_intervals([]) == []
+    assert merge_intervals([(1, 4), (4, 5)]) == [(1, 5)]
+    edges = [("a", "b", 1), ("b", "c", 2), ("a", "c", 5), ("c", "d", 1)]
+    assert shortest_paths(edges, "a") == {"a": 0, "b": 1, "c": 3, "d": 4}
+    assert sliding_max([1, 3, -1, -3, 5, 3, 6, 7], 3) == [3, 3, 5, 5, 6, 7]
+    assert sliding_max([5, 4, 3, 2, 1], 2) == [5, 4, 3, 2]
+    assert shortest_paths([], "z") == {"z": 0}
+
+
+if __name__ == "__main__":
+    test()
+"""
+
+
+def _rlimits(limits: Limits):
+    def apply() -> None:
+        cpu = max(1, int(limits.cpu_s))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return apply
+
+
+def _wrapper(isolation: str) -> list[str]:
+    if isolation == "bwrap":
+        return [
+            shutil.which("bwrap") or "bwrap",
+            "--unshare-all",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--tmpfs",
+            "/tmp",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--",
+        ]
+    if isolation == "namespaces":
+        return [
+            shutil.which("unshare") or "unshare",
+            "--user",
+            "--map-root-user",
+            "--net",
+            "--mount",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--kill-child",
+            "--",
+        ]
+    return []
+
+
+def fresh_subprocess(python: str, isolation: str, limits: Limits, jobs: int, workers: int):
+    program = program_text(SOLUTION, TESTS)
+    wrapper = _wrapper(isolation)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+
+    def one(_: int) -> tuple[bool, float]:
+        with tempfile.TemporaryDirectory(prefix="bench-sandbox-", dir="/var/tmp") as tmp:
+            path = Path(tmp) / "main.py"
+            path.write_text(program)
+            started = time.perf_counter()
+            done = subprocess.run(
+                [*wrapper, python, "-s", str(path)],
+                cwd=tmp,
+                env={**env, "HOME": tmp, "TMPDIR": tmp},
+                capture_output=True,
+                timeout=limits.wall_s,
+                preexec_fn=_rlimits(limits),
+            )
+            return done.returncode == 0, time.perf_counter() - started
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one, range(workers)))  # warm the page cache
+        started = time.perf_counter()
+        results = list(pool.map(one, range(jobs)))
+        wall = time.perf_counter() - started
+    return wall, results
+
+
+async def warm_pool(sandbox: Sandbox, jobs: int) -> tuple[float, list[tuple[bool, float]]]:
+    async def one() -> tuple[bool, float]:
+        started = time.perf_counter()
+        result = await sandbox.run(SOLUTION, TESTS)
+        return result.verdict == Verdict.PASSED, time.perf_counter() - started
+
+    await asyncio.gather(*(one() for _ in range(2 * sandbox.workers)))
+    started = time.perf_counter()
+    results = await asyncio.gather(*(one() for _ in range(jobs)))
+    return time.perf_counter() - started, list(results)
+
+
+async def fresh_launcher(sandbox: Sandbox, jobs: int) -> tuple[float, list[tuple[bool, float]]]:
+    job = {**sandbox._job(program_text(SOLUTION, TESTS), sandbox.limits), "cold": True}
+    gate = asyncio.Semaphore(sandbox.workers)
+
+    async def one() -> tuple[bool, float]:
+        async with gate:
+            started = time.perf_counter()
+            worker = sandbox._new_worker(sandbox.isolation or "rlimits")
+            await worker.start()
+            reply = await worker.execute(job)
+            await worker.close()
+            ok = reply is not None and reply["verdict"] == Verdict.PASSED
+            return ok, time.perf_counter() - started
+
+    await asyncio.gather(*(one() for _ in range(sandbox.workers)))
+    started = time.perf_counter()
+    results = await asyncio.gather(*(one() for _ in range(jobs)))
+    return time.perf_counter() - started, list(results)
+
+
+def _row(name: str, rounds: list[tuple[float, list[tuple[bool, float]]]]) -> float:
+    rates = [len(results) / wall for wall, results in rounds]
+    jobs = sum(len(results) for _, results in rounds)
+    passed = sum(ok for _, results in rounds for ok, _ in results)
+    latency = statistics.median(t for _, results in rounds for _, t in results) * 1000
+    rate = statistics.median(rates)
+    print(f"{name:<16} {jobs:>6} {passed:>7} {rate:>9.1f} {latency:>11.1f}")
+    return rate
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobs", type=int, default=100, help="jobs per mode per round")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (medians)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--isolation", default="auto")
+    parser.add_argument("--python", default=None, help="default: sandbox_python()")
+    args = parser.parse_args()
+    limits = Limits(wall_s=30.0, cpu_s=10.0)
+    warm, fresh, launcher = [], [], []
+    async with Sandbox(
+        python=args.python, workers=args.workers, limits=limits, isolation=args.isolation
+    ) as sandbox:
+        isolation, python = sandbox.isolation or "rlimits", sandbox.python
+        for _ in range(args.rounds):  # interleaved, so that other load hits every mode alike
+            warm.append(await warm_pool(sandbox, args.jobs))
+            fresh.append(
+                await asyncio.to_thread(
+                    fresh_subprocess, python, isolation, limits, args.jobs, args.workers
+                )
+            )
+            launcher.append(await fresh_launcher(sandbox, max(10, args.jobs // 5)))
+    print(f"isolation {isolation}, {args.workers} workers, python {python}")
+    print(f"{'mode':<16} {'jobs':>6} {'passed':>7} {'jobs/s':>9} {'median ms':>11}")
+    warm_rate = _row("warm pool", warm)
+    fresh_rate = _row("fresh", fresh)
+    launcher_rate = _row("fresh+launcher", launcher)
+    print(f"ratio warm/fresh: {warm_rate / fresh_rate:.1f}x (target >= 5x)")
+    print(f"ratio warm/fresh+launcher: {warm_rate / launcher_rate:.1f}x")
+    print("median ms: per job, from submission to verdict (warm jobs queue for a worker)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Makes .sandbox-venv, the interpreter CreativeBench programs run under (sandbox_python() picks it
+# up): numpy, pandas, scikit-learn, beautifulsoup4, pillow, requests. Idempotent: a complete venv
+# is left as it is, an incomplete one is completed.
+#   scripts/make_sandbox_env.sh [VENV_DIR]       (default: .sandbox-venv at the checkout root)
+#   PYTHON=python3.12 scripts/make_sandbox_env.sh (default: python3)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${1:-$root/.sandbox-venv}"
+python="${PYTHON:-python3}"
+packages=(numpy pandas scikit-learn beautifulsoup4 pillow requests)
+imports="import numpy, pandas, sklearn, bs4, PIL, requests"
+
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$imports" 2>/dev/null; then
+    echo "$venv: ready ($("$venv/bin/python" -V 2>&1))"
+    exit 0
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${packages[@]}"
+"$venv/bin/python" -c "$imports"
+echo "$venv: ready ($("$venv/bin/python" -V 2>&1)); point \$FORKINGPATHS_SANDBOX_PYTHON at" \
+    "$venv/bin/python if it is not at the checkout root"

@@ -1,0 +1,349 @@
+"""The sandbox: verdicts, limits, environment, working directory, output, the warm pool, helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from forkingpaths.benchmarks.creativebench import sandbox_worker
+from forkingpaths.benchmarks.creativebench.sandbox import (
+    ExecResult,
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    Verdict,
+    exec_json,
+    program_text,
+    run_once,
+    sandbox_python,
+)
+from forkingpaths.core.errors import ConfigError, InvalidFile
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+
+FAST = Limits(wall_s=3.0, cpu_s=2.0, memory_mb=512)
+ALLOWED_ENV = {
+    "PATH",
+    "HOME",
+    "LANG",
+    "TMPDIR",
+    "PYTHONHASHSEED",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+}
+
+
+def make(isolation: str = "auto", **kwargs) -> Sandbox:
+    kwargs.setdefault("limits", FAST)
+    kwargs.setdefault("workers", 1)
+    return Sandbox(python=sys.executable, isolation=isolation, **kwargs)
+
+
+VERDICT_CASES = [
+    ("print('hello')", Verdict.PASSED, ""),
+    (
+        "def f(x):\n    return x + 1\n\nassert f(1) == 3, 'f(1) should be 3'",
+        Verdict.WRONG_ANSWER,
+        "line 4: assert f(1) == 3, 'f(1) should be 3' -- f(1) should be 3",
+    ),
+    ("assert False", Verdict.WRONG_ANSWER, "line 1: assert False"),
+    ("def f(:\n    pass", Verdict.SYNTAX_ERROR, "SyntaxError"),
+    ("if True:\nprint(1)", Verdict.SYNTAX_ERROR, "IndentationError"),
+    ("x = 1\0", Verdict.SYNTAX_ERROR, "null bytes"),
+    ("1 / 0", Verdict.RUNTIME_ERROR, "ZeroDivisionError"),
+    ("raise KeyError('k')", Verdict.RUNTIME_ERROR, "KeyError"),
+    ("import sys\nsys.exit(2)", Verdict.RUNTIME_ERROR, "SystemExit(2)"),
+    ("import sys\nsys.exit('bye')", Verdict.RUNTIME_ERROR, "SystemExit('bye')"),
+    ("import sys\nsys.exit(0)", Verdict.PASSED, ""),
+    ("import os\nos._exit(5)", Verdict.RUNTIME_ERROR, "exit status 5"),
+    ("x = bytearray(8 * 1024 ** 3)", Verdict.MEMORY_LIMIT_EXCEEDED, "MemoryError"),
+    ("x = []\nwhile True:\n    x.append(bytearray(10 ** 7))", Verdict.MEMORY_LIMIT_EXCEEDED, ""),
+    ("import time\ntime.sleep(60)", Verdict.TIME_LIMIT_EXCEEDED, "wall-clock"),
+    ("while True:\n    pass", Verdict.TIME_LIMIT_EXCEEDED, "CPU-time"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", Verdict.RUNTIME_ERROR, "SIGSEGV"),
+]
+
+
+@pytest.mark.parametrize("isolation", ["auto", "rlimits"])
+async def test_verdicts(isolation: str) -> None:
+    async with make(isolation) as sandbox:
+        for program, verdict, detail in VERDICT_CASES:
+            result = await sandbox.run(program, "")
+            assert result.verdict == verdict, (program, result)
+            assert detail in result.detail, (program, result.detail)
+            assert result.isolation == sandbox.isolation
+            if isolation != "auto":
+                assert result.isolation == isolation
+
+
+async def test_source_and_tests_run_as_main() -> None:
+    source = "def add(a, b):\n    return a + b\n"
+    tests = (
+        "def test():\n    assert add(2, 3) == 5\n    print('tests ran', __name__)\n\n"
+        "if __name__ == '__main__':\n    test()\n"
+    )
+    async with make() as sandbox:
+        result = await sandbox.run(source, tests)
+        failing = await sandbox.run(source, tests.replace("== 5", "== 6"))
+    assert result.verdict == Verdict.PASSED
+    assert result.stdout_tail == "tests ran __main__\n"
+    assert program_text(source, tests) == source + "\n\n" + tests
+    assert failing.verdict == Verdict.WRONG_ANSWER
+    assert failing.detail.startswith("line 6: assert add(2, 3) == 6")
+
+
+async def test_dataclasses_and_pickle_see_a_real_main_module() -> None:
+    program = (
+        "import dataclasses, pickle, sys\n"
+        "@dataclasses.dataclass\nclass P:\n    x: int\n"
+        "assert pickle.loads(pickle.dumps(P(3))) == P(3)\n"
+        "assert sys.modules['__main__'].P is P\n"
+        "print(sys.argv[0].endswith('main.py'))\n"
+    )
+    async with make() as sandbox:
+        result = await sandbox.run(program, "")
+    assert (result.verdict, result.stdout_tail) == (Verdict.PASSED, "True\n")
+
+
+async def test_environment_is_stripped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-secret-for-tests")
+    program = "import json, os\nprint(json.dumps(dict(os.environ)))"
+    async with make() as sandbox:
+        result = await sandbox.run(program, "")
+    env = json.loads(result.stdout_tail)
+    assert set(env) <= ALLOWED_ENV
+    assert env["PYTHONHASHSEED"] == "0"
+    assert env["HOME"] == env["TMPDIR"]
+    assert "sk-fake-secret-for-tests" not in result.stdout_tail
+
+
+@pytest.mark.parametrize("isolation", ["auto", "rlimits"])
+async def test_private_working_directory_is_fresh_and_removed(isolation: str) -> None:
+    first = "import os\nopen('left.txt', 'w').write('x')\nprint(os.getcwd())\nprint(os.listdir())"
+    second = "import os\nprint(sorted(os.listdir()))"
+    async with make(isolation) as sandbox:
+        one = await sandbox.run(first, "")
+        two = await sandbox.run(second, "")
+    cwd = one.stdout_tail.splitlines()[0]
+    assert one.verdict == Verdict.PASSED
+    assert two.stdout_tail == "['main.py']\n"
+    if isolation == "rlimits":  # the directory is on the real filesystem: it must be gone
+        assert not Path(cwd).exists()
+
+
+async def test_output_is_captured_and_truncated_to_its_tail() -> None:
+    limits = Limits(wall_s=3.0, cpu_s=2.0, output_bytes=1000)
+    program = (
+        "import sys\nfor i in range(5000):\n    print(i)\n"
+        "print('to stderr', file=sys.stderr)\nprint('ünïcode ✓')"
+    )
+    async with make(limits=limits) as sandbox:
+        result = await sandbox.run(program, "")
+    assert result.verdict == Verdict.PASSED
+    assert len(result.stdout_tail.encode()) <= 1000
+    assert result.stdout_tail.endswith("4999\nünïcode ✓\n")
+    assert result.stderr_tail == "to stderr\n"
+
+
+async def test_timeout_replaces_the_wall_and_cpu_limits() -> None:
+    async with make(limits=Limits(wall_s=30.0, cpu_s=30.0)) as sandbox:
+        slept = await sandbox.run("import time\ntime.sleep(30)", "", timeout=0.5)
+        spun = await sandbox.run("while True:\n    pass", "", timeout=1)
+        with pytest.raises(ConfigError, match="timeout"):
+            await sandbox.run("pass", "", timeout=0)
+    assert slept.verdict == Verdict.TIME_LIMIT_EXCEEDED
+    assert "0.5 s" in slept.detail
+    assert spun.verdict == Verdict.TIME_LIMIT_EXCEEDED
+
+
+async def test_weaker_isolation_is_warned_once(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="forkingpaths.benchmarks.creativebench.sandbox"):
+        async with make("rlimits", workers=2) as sandbox:
+            results = [await sandbox.run("pass", "") for _ in range(3)]
+    warnings = [r for r in caplog.records if "weaker than bwrap" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "'rlimits'" in warnings[0].getMessage()
+    assert {r.isolation for r in results} == {"rlimits"}
+
+
+async def test_jobs_run_in_parallel_across_workers() -> None:
+    async with make(workers=3) as sandbox:
+        results = await asyncio.gather(*(sandbox.run(f"print({i} * {i})", "") for i in range(12)))
+        assert len({w.proc.pid for w in sandbox._pool if w.proc is not None}) == 3
+    assert [r.stdout_tail for r in results] == [f"{i * i}\n" for i in range(12)]
+
+
+async def test_a_killed_worker_is_replaced() -> None:
+    async with make(workers=1) as sandbox:
+        await sandbox.run("pass", "")
+        worker = sandbox._pool[0]
+        assert worker.proc is not None
+        os.killpg(worker.proc.pid, signal.SIGKILL)
+        await worker.proc.wait()
+        result = await sandbox.run("print('still here')", "")
+    assert (result.verdict, result.stdout_tail) == (Verdict.PASSED, "still here\n")
+
+
+async def test_a_cancelled_run_does_not_leak_into_the_next() -> None:
+    async with make(workers=1) as sandbox:
+        task = asyncio.create_task(sandbox.run("import time\ntime.sleep(20)\nprint('old')", ""))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        result = await sandbox.run("print('new')", "")
+    assert result.stdout_tail == "new\n"
+
+
+async def test_aclose_stops_every_worker() -> None:
+    sandbox = make(workers=2)
+    await sandbox.run("pass", "")
+    pids = [w.proc.pid for w in sandbox._pool if w.proc is not None]
+    await sandbox.aclose()
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+    with pytest.raises(SandboxUnavailable):
+        await sandbox.run("pass", "")
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_run_once_is_synchronous() -> None:
+    result = run_once("x = 2", "assert x * 3 == 6\nprint('ok')", python=sys.executable)
+    assert isinstance(result, ExecResult)
+    assert (result.verdict, result.stdout_tail) == (Verdict.PASSED, "ok\n")
+
+
+def test_exec_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORKINGPATHS_SANDBOX_PYTHON", sys.executable)
+    solution, tests = tmp_path / "solution.py", tmp_path / "tests.py"
+    solution.write_text("def sq(x):\n    return x * x\n")
+    tests.write_text("assert sq(3) == 9\nprint('fine')\n")
+    result = exec_json(solution, tests, 5.0)
+    assert set(result) == {"verdict", "isolation", "duration_s", "stdout_tail", "stderr_tail"}
+    assert (result["verdict"], result["stdout_tail"]) == ("PASSED", "fine\n")
+    json.dumps(result)
+    with pytest.raises(InvalidFile, match=r"missing\.py"):
+        exec_json(tmp_path / "missing.py", tests, None)
+
+
+def test_sandbox_python_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORKINGPATHS_SANDBOX_PYTHON", "/opt/some/python")
+    assert sandbox_python() == "/opt/some/python"
+    monkeypatch.delenv("FORKINGPATHS_SANDBOX_PYTHON")
+    monkeypatch.chdir(tmp_path)
+    venv_python = tmp_path / ".sandbox-venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to(sys.executable)
+    assert sandbox_python() == str(venv_python)
+
+
+def test_arguments_are_validated(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="isolation"):
+        Sandbox(python=sys.executable, isolation="docker")
+    with pytest.raises(ConfigError, match="workers"):
+        Sandbox(python=sys.executable, workers=0)
+    with pytest.raises(ConfigError, match="does not exist"):
+        Sandbox(python=str(tmp_path / "nope"))
+    with pytest.raises(ConfigError, match=r"Limits\.wall_s"):
+        Limits(wall_s=0)
+    with pytest.raises(ConfigError, match=r"Limits\.memory_mb"):
+        Limits(memory_mb=10)
+    with pytest.raises(ConfigError, match=r"Limits\.nproc"):
+        Limits(nproc=1.5)
+
+
+async def test_a_broken_interpreter_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(SandboxUnavailable, match="rlimits"):
+        async with Sandbox(python=str(fake), isolation="rlimits", workers=1):
+            pass
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numpy") is None, reason="numpy not installed")
+async def test_numpy_imports_under_the_memory_limit() -> None:
+    async with make() as sandbox:
+        result = await sandbox.run("import numpy as np\nprint(int(np.arange(10).sum()))", "")
+    assert (result.verdict, result.stdout_tail) == (Verdict.PASSED, "45\n")
+
+
+def test_to_json_has_the_contract_fields() -> None:
+    result = ExecResult(Verdict.WRONG_ANSWER, "rlimits", 0.5, "out", "err", "line 3: assert x")
+    assert result.to_json() == {
+        "verdict": "WRONG_ANSWER",
+        "isolation": "rlimits",
+        "duration_s": 0.5,
+        "stdout_tail": "out",
+        "stderr_tail": "err",
+    }
+
+
+JOB = {"wall_s": 2, "cpu_s": 1, "memory_mb": 256, "file_mb": 4}
+
+
+def _signalled(sig: int) -> int:
+    return sig  # a wait status for "killed by sig" (no core dump)
+
+
+def _exited(code: int) -> int:
+    return code << 8
+
+
+@pytest.mark.parametrize(
+    ("status", "timed_out", "report", "stderr", "verdict"),
+    [
+        (_exited(0), False, {"kind": "done"}, "", "PASSED"),
+        (_exited(0), False, {}, "", "PASSED"),
+        (
+            _exited(1),
+            False,
+            {"kind": "assertion", "detail": "line 2: assert x"},
+            "",
+            "WRONG_ANSWER",
+        ),
+        (_exited(1), False, {"kind": "syntax", "detail": "SyntaxError"}, "", "SYNTAX_ERROR"),
+        (_exited(1), False, {"kind": "memory"}, "", "MEMORY_LIMIT_EXCEEDED"),
+        (_exited(1), False, {"kind": "exception", "detail": "ValueError"}, "", "RUNTIME_ERROR"),
+        (_exited(3), False, {}, "", "RUNTIME_ERROR"),
+        (_signalled(signal.SIGKILL), True, {}, "", "TIME_LIMIT_EXCEEDED"),
+        (_signalled(signal.SIGXCPU), False, {}, "", "TIME_LIMIT_EXCEEDED"),
+        (_signalled(signal.SIGXFSZ), False, {}, "", "RUNTIME_ERROR"),
+        (_signalled(signal.SIGSEGV), False, {}, "MemoryError\n", "MEMORY_LIMIT_EXCEEDED"),
+        (_signalled(signal.SIGABRT), False, {}, "std::bad_alloc", "MEMORY_LIMIT_EXCEEDED"),
+        (_signalled(signal.SIGSEGV), False, {}, "Fatal Python error", "RUNTIME_ERROR"),
+    ],
+)
+def test_classify(status: int, timed_out: bool, report: dict, stderr: str, verdict: str) -> None:
+    got, detail = sandbox_worker.classify(status, None, timed_out, report, stderr, JOB)
+    assert got == verdict
+    assert Verdict(got)
+    if report == {} and verdict == "PASSED":
+        assert "os._exit(0)" in detail  # a pass by exit status before the program finished
+
+
+def test_worker_verdict_names_match_the_enum() -> None:
+    names = {
+        sandbox_worker.PASSED,
+        sandbox_worker.WRONG_ANSWER,
+        sandbox_worker.TIME_LIMIT_EXCEEDED,
+        sandbox_worker.MEMORY_LIMIT_EXCEEDED,
+        sandbox_worker.RUNTIME_ERROR,
+        sandbox_worker.SYNTAX_ERROR,
+    }
+    assert names == {str(v) for v in Verdict}
