@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUNS_DIR ?= runs
 
-.PHONY: run test setup setup-dev sandbox lint bench clean
+.PHONY: run test setup setup-dev bwrap sandbox lint bench clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "forkingpaths needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -26,10 +26,12 @@ setup-dev: $(VENV)/.installed-dev
 # CreativeBench's sandbox: bubblewrap where Debian's apt can install it (the strongest isolation;
 # without it the sandbox falls back to namespaces + rlimits and says so), and .sandbox-venv, the
 # interpreter generated code runs under (numpy, pandas, scikit-learn, bs4, pillow, requests).
-sandbox:
+bwrap:
 	@command -v bwrap >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
 		&& apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; } \
 		|| echo "bubblewrap not installed: the sandbox will use namespaces + rlimits"
+
+sandbox: bwrap
 	PYTHON=$(PYTHON) scripts/make_sandbox_env.sh
 
 # Quick suite: every benchmark with its reference agents and scripted models; no network, no key.
@@ -40,7 +42,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint
+test: lint bwrap
 	$(BIN)/pytest
 
 # Performance figures (not tests): see benchmarks/README.md.
