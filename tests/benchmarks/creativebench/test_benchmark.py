@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.doubles import run_cli
+from tests.doubles import FakeChatModel, run_cli
 
 from forkingpaths.api import load_records, run
-from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark
+from forkingpaths.benchmarks.creativebench import benchmark as benchmark_module
+from forkingpaths.benchmarks.creativebench import constraints as constraints_module
+from forkingpaths.benchmarks.creativebench import metrics as metrics_module
+from forkingpaths.benchmarks.creativebench import novelty as novelty_module
+from forkingpaths.benchmarks.creativebench.agents.solver import ReferenceSolver
+from forkingpaths.benchmarks.creativebench.benchmark import (
+    NOVELTY_CODE_LIMIT,
+    CreativeBenchmark,
+    cap_code,
+)
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunOptions
+from forkingpaths.models.mockserver import run_mock_server_in_thread
 
 PROBLEM = "count-primes"
+FIXTURES = Path(__file__).parent / "fixtures"
+RELEASE_EXPLORE = FIXTURES / "release_explore.jsonl"
 
 
 class LevelZeroEverywhere:
@@ -163,7 +179,380 @@ def test_import_reports_bad_rows_by_line(
     assert any(":2:" in e for e in report["errors"])
 
 
-def test_paired_t_test_between_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+class Answers:
+    """Answers every task with one fixed text (prose, a huge program...)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def reset(self, instance: object, seed: int) -> None: ...
+
+    async def act(self, observation: Observation) -> Decision:
+        return Decision(self.text)
+
+    def state(self) -> dict[str, object]:
+        return {}
+
+
+class LevelZeroOfRelease:
+    """Answers every level of the release fixture (problem 7) with its level-0 reference, which
+    slices: a violation of the inferred "no slicing" rule of levels 1 and 2."""
+
+    def __init__(self, bench: CreativeBenchmark) -> None:
+        self.code = bench.explore_tasks()["7"][0].reference_solution
+
+    def reset(self, instance: object, seed: int) -> None: ...
+
+    async def act(self, observation: Observation) -> Decision:
+        return Decision(self.code)
+
+    def state(self) -> dict[str, object]:
+        return {}
+
+
+async def play(
+    bench: CreativeBenchmark, instance_id: str, agent: Any, **roles: Any
+) -> EpisodeRecord:
+    instance = bench.instance(instance_id)
+    record = record_for(instance_id)
+    try:
+        await bench.run_episode(instance, agent, record, roles)
+    finally:
+        await bench.aclose()
+    return record
+
+
+# ---- trials and seeds (App. B.2) ----
+
+
+def test_trials_zero_one_two_run_with_the_papers_seeds() -> None:
+    bench = CreativeBenchmark()
+    instance = bench.instance("combo-01")
+    assert [bench.episode_seed(instance, t, 0) for t in range(3)] == [42, 43, 44]
+    assert bench.episode_seed(bench.instance(PROBLEM), 0, 0) == 42  # the same for every instance
+    assert [bench.episode_seed(instance, t, 10) for t in range(3)] == [52, 53, 54]
+    assert "temperature 0.1" in (CreativeBenchmark.__doc__ or "")
+    assert "42, 43, 44" in (CreativeBenchmark.__doc__ or "")
+
+
+def test_three_trials_are_three_draws_never_replayed_by_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At temperature 0 the response cache would replay trial 1 into trials 2 and 3 unless each
+    request carries its trial's seed (the cache key includes it)."""
+    monkeypatch.setenv("FORKINGPATHS_CACHE_DIR", str(tmp_path / "cache"))
+    cached = []
+    with run_mock_server_in_thread(latency_ms=1) as base_url:
+        for _ in range(2):
+            result = run(
+                "creativebench",
+                agent="vanilla",
+                model="openai-compat/creative-solver",
+                base_url=base_url,
+                split="combo",
+                instances=["combo-01"],
+                trials=3,
+                runs_dir=tmp_path / "runs",
+                force_new=True,
+                options=RunOptions(progress=False),  # the response cache is on
+            )
+            assert sorted(r.seed for r in result.records) == [42, 43, 44]
+            assert result.metrics["metrics"]["judge"] == "none"  # Combo is never judged
+            cached.append([c.cached for r in result.records for s in r.steps for c in s.calls])
+    assert cached[0] == [False, False, False]  # three seeds, three distinct requests
+    assert cached[1] == [True, True, True]  # the cache works, each trial from its own entry
+
+
+# ---- the judge role ----
+
+
+def test_the_judge_defaults_to_the_agents_model_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="forkingpaths.benchmarks.creativebench.benchmark")
+    result = run(
+        "creativebench",
+        agent="vanilla",
+        model="scripted/creative-solver",
+        split="explore",
+        instances=[PROBLEM, "second-largest"],
+        runs_dir=tmp_path,
+        options=RunOptions(progress=False, cache=False, concurrency=1),
+    )
+    assert {r.initial_info["judge"] for r in result.records} == {"scripted/creative-solver"}
+    assert all(r.initial_info["judge_is_solver"] for r in result.records)
+    assert all(r.metrics["judge"] == "scripted/creative-solver" for r in result.records)
+    assert result.metrics["metrics"]["judge"] == "scripted/creative-solver"
+    warnings = [m for m in caplog.messages if "judge is the solver's own model" in m]
+    assert len(warnings) == 1
+
+
+def test_without_any_model_the_static_checker_decides_and_the_judge_is_none(
+    tmp_path: Path,
+) -> None:
+    result = run(
+        "creativebench",
+        agent="reference",
+        split="explore",
+        instances=[PROBLEM],
+        runs_dir=tmp_path,
+        options=RunOptions(progress=False),
+    )
+    (record,) = result.records
+    assert record.initial_info["judge"] == "none" and record.metrics["judge"] == "none"
+    assert result.metrics["metrics"]["judge"] == "none"
+    assert not any("judge" in s.info for s in record.steps)
+    assert result.metrics["metrics"]["explore_pass_at_1"] == 1.0
+
+
+# ---- inferred rules are advisory ----
+
+
+async def test_an_inferred_violation_alone_does_not_zero_quality() -> None:
+    bench = CreativeBenchmark(embedding="none", tasks=str(RELEASE_EXPLORE))
+    record = await play(bench, "7", LevelZeroOfRelease(bench))
+    level0, level1, level2 = record.steps
+    for step in (level1, level2):
+        assert step.info["verdict"] == "PASSED"
+        assert step.info["violations"] == []
+        (advisory,) = [v for v in step.info["advisory_violations"] if v["rule"] == "nodes:Slice"]
+        assert advisory["inferred"] is True
+        assert step.info["quality"] == 1.0  # no judge: the hint alone decides nothing
+    assert level0.info["quality"] == 1.0
+
+
+async def test_inferred_violations_reach_the_judge_as_hints_and_it_decides() -> None:
+    bench = CreativeBenchmark(embedding="none", tasks=str(RELEASE_EXPLORE))
+    verdict = {"compliant": False, "violations": [{"constraint": 1, "why": "slices"}]}
+    judge = FakeChatModel([json.dumps(verdict)])
+    record = await play(bench, "7", LevelZeroOfRelease(bench), judge=judge)
+    assert [s.info["quality"] for s in record.steps] == [1.0, 0.0, 0.0]
+    assert record.steps[1].info["judge"]["compliant"] is False
+    user_turn = judge.requests[0][0][1].content
+    assert constraints_module.STATIC_HINTS.template.splitlines()[0] in user_turn
+    assert "Slice construct: breaks constraint 1" in user_turn
+    # A judge that dismisses the hint keeps the solution's Quality.
+    bench = CreativeBenchmark(embedding="none", tasks=str(RELEASE_EXPLORE))
+    lenient = FakeChatModel([json.dumps({"compliant": True, "violations": []})])
+    record = await play(bench, "7", LevelZeroOfRelease(bench), judge=lenient)
+    assert [s.info["quality"] for s in record.steps] == [1.0, 1.0, 1.0]
+
+
+async def test_an_explicit_check_violation_stays_final_and_the_judge_is_not_asked() -> None:
+    bench = CreativeBenchmark(embedding="none")
+    judge = FakeChatModel([json.dumps({"compliant": True, "violations": []})])
+    record = await play(bench, PROBLEM, LevelZeroEverywhere(bench), judge=judge)
+    assert all(s.info["quality"] == 0.0 for s in record.steps[1:])
+    assert all(not v["inferred"] for s in record.steps for v in s.info["violations"])
+    assert judge.requests == []
+
+
+# ---- baselines, no_code, novelty_passed ----
+
+
+async def test_a_problem_without_level_zero_uses_its_lowest_levels_reference(
+    tmp_path: Path,
+) -> None:
+    rows = RELEASE_EXPLORE.read_text(encoding="utf-8").splitlines()[1:]  # levels 1 and 2
+    path = tmp_path / "no_level0.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    bench = CreativeBenchmark(embedding="none", tasks=str(path))
+    record = await play(bench, "7", ReferenceSolver())
+    assert [s.info["baseline"] for s in record.steps] == ["reference-lowest-level"] * 2
+    assert record.steps[0].info["novelty"] == 0.0  # the lowest level against itself
+    metrics = bench.episode_metrics(record)
+    assert metrics["reference_baselines"] == 2
+
+
+def test_failed_level0_falls_back_to_the_reference_and_is_counted(tmp_path: Path) -> None:
+    result = run(
+        "creativebench",
+        agent="vanilla",
+        model="scripted/creative-solver",
+        split="all",
+        instances=["combo-01", PROBLEM],
+        runs_dir=tmp_path,
+        options=RunOptions(progress=False, cache=False),
+    )
+    metrics = result.metrics["metrics"]
+    levels = len(CreativeBenchmark().explore_tasks()[PROBLEM])
+    assert metrics["explore_reference_baselines"] == levels - 1
+    assert metrics["combo_reference_baselines"] == 0
+    # The Explore stubs parse: they are code, only wrong. For combo-01 the stand-in echoes the
+    # question's code block, a bare signature that does not parse: no code.
+    assert metrics["explore_no_code"] == 0 and metrics["combo_no_code"] == 1
+    assert metrics["explore_novelty_passed"] is None  # nothing passed
+
+
+async def test_prose_and_empty_answers_count_as_no_code() -> None:
+    for text in ("I am sorry, I cannot write this program.", "   "):
+        bench = CreativeBenchmark(embedding="none")
+        record = await play(bench, "combo-01", Answers(text))
+        assert record.steps[0].info["no_code"] is True
+        assert bench.episode_metrics(record)["no_code"] == 1
+    bench = CreativeBenchmark(embedding="none")
+    record = await play(bench, PROBLEM, Answers("Here is my idea: count them."))
+    assert bench.episode_metrics(record)["no_code"] == len(record.steps)
+
+
+def test_novelty_over_passed_rows_only(tmp_path: Path) -> None:
+    result = run(
+        "creativebench",
+        agent="reference",
+        split="explore",
+        instances=[PROBLEM],
+        runs_dir=tmp_path,
+        options=RunOptions(progress=False),
+    )
+    metrics = result.metrics["metrics"]
+    assert metrics["explore_novelty_passed"] == pytest.approx(metrics["explore_novelty"])
+    record = result.records[0]
+    record.steps[1].info["quality"] = 0.0  # one failed row leaves the passed-only mean
+    passed = [s.info["novelty"] for s in record.steps[2:]]
+    cells = CreativeBenchmark().episode_metrics(record)
+    assert cells["novelty_passed"] == pytest.approx(sum(passed) / len(passed))
+
+
+# ---- the shared metric functions ----
+
+
+def test_the_benchmark_scores_with_the_metrics_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = run(
+        "creativebench",
+        agent="reference",
+        split="combo",
+        instances=["combo-01", "combo-02"],
+        trials=2,
+        runs_dir=tmp_path,
+        options=RunOptions(progress=False),
+    )
+    bench = CreativeBenchmark()
+    monkeypatch.setattr(metrics_module, "creativity", lambda q, n: 7.0)
+    monkeypatch.setattr(metrics_module, "mean_std", lambda values: (5.0, 0.5))
+    assert bench.episode_metrics(result.records[0])["creativity"] == 7.0
+    summary = bench.aggregate(result.records)
+    assert summary["combo_creativity"] == 5.0 and summary["combo_creativity_std"] == 0.5
+    assert not hasattr(benchmark_module, "statistics")  # no second implementation
+
+
+# ---- CPU work off the event loop, size cap ----
+
+
+def test_cap_code_keeps_the_first_bytes_and_says_so() -> None:
+    assert cap_code("x = 1\n") == ("x = 1\n", False)
+    capped, cut = cap_code("é" * NOVELTY_CODE_LIMIT)
+    assert cut and len(capped.encode()) <= NOVELTY_CODE_LIMIT and set(capped) == {"é"}
+    assert cap_code("a" * NOVELTY_CODE_LIMIT) == ("a" * NOVELTY_CODE_LIMIT, False)
+
+
+async def test_a_huge_answer_is_scored_on_its_first_200kb_flagged() -> None:
+    bench = CreativeBenchmark(embedding="none")
+    huge = "def f():\n    return 1\n" + "# padding line\n" * 20_000
+    record = await play(bench, "combo-01", Answers(huge))
+    assert len(huge.encode()) > NOVELTY_CODE_LIMIT
+    info = record.steps[0].info
+    assert info["novelty_truncated"] is True and info["novelty"] is not None
+    small = await play(CreativeBenchmark(embedding="none"), "combo-01", Answers("x = 1\n"))
+    assert "novelty_truncated" not in small.steps[0].info
+
+
+@pytest.mark.parametrize("embedding", ["none", "ast-tfidf"])
+async def test_canonicalisation_embedding_and_the_checker_run_off_the_event_loop(
+    embedding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_thread = threading.get_ident()
+    seen: dict[str, set[int]] = {"canonicalize": set(), "vectors": set(), "check": set()}
+    canonicalize = novelty_module.canonicalize
+    vectors = novelty_module.AstTfidfEmbeddings.vectors
+    check = constraints_module.check_constraints
+
+    def spy_canonicalize(code: str) -> str:
+        seen["canonicalize"].add(threading.get_ident())
+        return canonicalize(code)
+
+    def spy_vectors(self: Any, texts: Any) -> Any:
+        seen["vectors"].add(threading.get_ident())
+        return vectors(self, texts)
+
+    def spy_check(code: str, constraints: Any) -> Any:
+        seen["check"].add(threading.get_ident())
+        return check(code, constraints)
+
+    monkeypatch.setattr(novelty_module, "canonicalize", spy_canonicalize)
+    monkeypatch.setattr(novelty_module.AstTfidfEmbeddings, "vectors", spy_vectors)
+    monkeypatch.setattr(constraints_module, "check_constraints", spy_check)
+    bench = CreativeBenchmark(embedding=embedding)
+    await play(bench, PROBLEM, LevelZeroEverywhere(bench))
+    assert seen["canonicalize"] and seen["check"]
+    assert embedding == "none" or seen["vectors"]
+    assert loop_thread not in set().union(*seen.values())
+    assert asyncio.get_running_loop()  # the loop itself is this test's
+
+
+# ---- paired t-test (App. E.1) ----
+
+
+def two_runs(tmp_path: Path, seeds: tuple[int, int] = (0, 0)) -> list[str]:
+    dirs = []
+    for (agent, model), seed in zip(
+        (("reference", None), ("vanilla", "scripted/creative-solver")), seeds, strict=True
+    ):
+        result = run(
+            "creativebench",
+            agent=agent,
+            model=model,
+            split="all",
+            instances=["combo-01", "combo-02", PROBLEM],
+            trials=3,
+            seed=seed,
+            runs_dir=tmp_path,
+            options=RunOptions(progress=False, cache=False),
+        )
+        dirs.append(str(result.run_dir.path))
+    return dirs
+
+
+def test_paired_t_test_pairs_per_trial_subset_metrics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dirs = two_runs(tmp_path)
+    code, out, err = run_cli(["creativebench", "ttest", *dirs, "--json"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["pairing"] == "trial" and report["trials"] == [0, 1, 2]
+    assert report["seeds"] == {"0": [42], "1": [43], "2": [44]}
+    tests = {(t["subset"], t["metric"]): t for t in report["tests"]}
+    for subset in ("combo", "explore"):
+        for metric in ("pass_at_1", "novelty", "creativity"):
+            test = tests[(subset, metric)]
+            assert test["n"] == 3 and test["df"] == 2  # one test per subset, N = trials
+            assert test["ci_low"] <= test["mean_diff"] <= test["ci_high"]
+        assert tests[(subset, "pass_at_1")]["mean_diff"] == 1.0  # reference 1, stubs 0
+    assert len(load_records(dirs[0])) == 9
+    code, out, err = run_cli(["creativebench", "ttest", *dirs, "--metric", "creativity"], capsys)
+    assert code == 0, err
+    assert "combo creativity: mean diff +" in out and "95% CI [" in out and "df = 2" in out
+
+
+def test_paired_t_test_per_row_and_mismatched_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dirs = two_runs(tmp_path)
+    code, out, err = run_cli(["creativebench", "ttest", *dirs, "--per-row", "--json"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    combo = next(t for t in report["tests"] if t["subset"] == "combo")
+    assert report["pairing"] == "row" and combo["n"] == 6  # 2 problems x 3 trials
+    other = two_runs(tmp_path / "shifted", seeds=(0, 1))
+    code, _out, err = run_cli(["creativebench", "ttest", dirs[0], other[1]], capsys)
+    message = " ".join(err.split())
+    assert code != 0 and "trial 0: seed 42 in" in message and "but 43 in" in message
+    assert "the same seeds" in message
+
+
+def test_paired_t_test_needs_two_trials(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dirs = []
     for agent, model in (("reference", None), ("vanilla", "scripted/creative-solver")):
         result = run(
@@ -171,13 +560,30 @@ def test_paired_t_test_between_two_runs(tmp_path: Path, capsys: pytest.CaptureFi
             agent=agent,
             model=model,
             split="combo",
-            instances=["combo-01", "combo-02", "combo-03"],
+            instances=["combo-01", "combo-02"],
             runs_dir=tmp_path,
             options=RunOptions(progress=False, cache=False),
         )
         dirs.append(str(result.run_dir.path))
-    code, out, err = run_cli(["creativebench", "ttest", *dirs, "--json"], capsys)
+    code, _out, err = run_cli(["creativebench", "ttest", *dirs], capsys)
+    assert code != 0 and "--trials 3" in " ".join(err.split())
+    code, out, err = run_cli(["creativebench", "ttest", *dirs, "--per-row", "--json"], capsys)
     assert code == 0, err
-    test = json.loads(out)
-    assert test["n"] == 3 and test["mean_diff"] > 0
-    assert len(load_records(dirs[0])) == 3
+    assert {t["n"] for t in json.loads(out)["tests"]} == {2}
+
+
+# ---- documentation ----
+
+
+def test_package_docstring_cites_the_paper_and_maps_every_module() -> None:
+    import forkingpaths.benchmarks.creativebench as package
+
+    doc = " ".join((package.__doc__ or "").split())
+    assert "CreativeBench: Benchmarking and Enhancing Machine Creativity" in doc
+    for module in sorted(Path(package.__file__).parent.glob("*.py")):
+        if module.name != "__init__.py":
+            assert f"`{module.name}`" in doc, module.name
+    for section in ("§3.2", "§3.3", "§4.3", "App. B.1", "App. E.1", "App. E.3", "App. F"):
+        assert section in doc, section
+    history = " ".join((CreativeBenchmark.__doc__ or "").split())
+    assert "Versions: v1" in history

@@ -22,6 +22,7 @@ from forkingpaths.benchmarks.creativebench.constraints import (
     read_verdict,
     render_judge_messages,
     rules_of,
+    split_violations,
 )
 from forkingpaths.benchmarks.creativebench.judge_scripted import (
     ConstraintJudgePolicy,
@@ -134,6 +135,7 @@ def test_violations_name_rule_line_and_constraint() -> None:
         "rule": "imports:heapq",
         "detail": "import heapq: breaks constraint 2 (No sorting.)",
         "line": 1,
+        "inferred": False,
     }
 
 
@@ -171,6 +173,12 @@ INFERRED = [
     ("dictionary lookups", {"calls": ("OrderedDict", "defaultdict", "dict"),
                             "nodes": ("Dict", "DictComp")}),
     ("dict comprehension", {"nodes": ("DictComp",)}),
+    ("dictionary comprehension", {"nodes": ("DictComp",)}),
+    ("dictionary comprehensions", {"nodes": ("DictComp",)}),
+    ("a dict-comprehension", {"nodes": ("DictComp",)}),
+    ("list-comprehension", {"nodes": ("ListComp",)}),
+    ("hash maps", {"calls": ("OrderedDict", "defaultdict", "dict"),
+                   "nodes": ("Dict", "DictComp")}),
     ("binary search on the answer", {"imports": ("bisect",)}),
     ("a priority queue", {"imports": ("heapq",)}),
     ("the built-in sum function", {"calls": ("sum",)}),
@@ -209,6 +217,77 @@ def test_rows_without_check_use_inferred_rules() -> None:
     assert check_constraints("n = 10\nwhile n > 0:\n    n -= 3\n", [no_binary_search]) == []
     explicit = constraint({"names": ("x",)}, blocked="Binary search")
     assert rules_of(explicit) == {"names": ("x",)}
+
+
+def test_a_dictionary_comprehension_ban_leaves_other_dicts_alone() -> None:
+    """Regression: "dictionary comprehension" used to ban every dict (Dict, dict())."""
+    no_dict_comp = constraint(
+        text="Do not build the table with a dictionary comprehension.",
+        blocked="Dictionary comprehension building the lookup table",
+    )
+    literal = (
+        "def f(xs):\n    table = {}\n    for x in xs:\n        table[x] = 1\n"
+        "    return dict(table)\n"
+    )
+    assert check_constraints(literal, [no_dict_comp]) == []
+    (found,) = check_constraints("def f(xs):\n    return {x: 1 for x in xs}\n", [no_dict_comp])
+    assert found.rule == "nodes:DictComp" and found.inferred
+
+
+def test_inferred_findings_are_advisory_explicit_ones_final() -> None:
+    inferred = constraint(text="Do not sort.", blocked="sorting the list")
+    explicit = constraint({"nodes": ("For",)}, text="No for loops.")
+    code = "def f(xs):\n    for x in xs:\n        pass\n    return sorted(xs)\n"
+    found = check_constraints(code, [inferred, explicit])
+    final, advisory = split_violations(found)
+    assert [v.rule for v in final] == ["nodes:For"] and not final[0].inferred
+    assert [v.rule for v in advisory] == ["calls:sorted"] and advisory[0].inferred
+    assert advisory[0].to_json()["inferred"] is True
+
+
+def test_judge_prompt_carries_the_advisory_hints() -> None:
+    hint = Violation("calls:sorted", "sorted(): breaks constraint 1 (Do not sort.)", 4, True)
+    _, user = render_judge_messages(task_with(NO_SORT, NO_BISECT), SORTING, [hint])
+    assert "### Static checker hints" in user.content
+    assert "- line 4: sorted(): breaks constraint 1 (Do not sort.)" in user.content
+    assert "all 2 constraints" in user.content  # the hints are not a constraint
+    constraints, code = parse_request(user.content) or ([], "")
+    assert [c.number for c in constraints] == [1, 2] and code == SORTING.rstrip("\n")
+    _, plain = render_judge_messages(task_with(NO_SORT, NO_BISECT), SORTING)
+    assert "Static checker hints" not in plain.content
+
+
+async def test_judge_constraints_passes_hints_to_the_model() -> None:
+    fake = FakeChatModel([json.dumps({"compliant": True, "violations": []})])
+    await judge_constraints(fake, task_with(NO_SORT), CLEAN, hints=["line 2: uses sorted()"])
+    assert "- line 2: uses sorted()" in fake.requests[0][0][1].content
+
+
+LOOP_NODES = {"For", "While"}
+
+
+def test_no_loops_allows_recursion_unless_the_constraint_names_it() -> None:
+    """Our rule (docs/dev/creativebench.md §3): recursion may replace loops unless recursion is
+    itself forbidden. Inferred rules agree, and so does every built-in reference."""
+    recursive = "def total(xs):\n    return xs[0] + total(xs[1:]) if xs else 0\n"
+    no_loops = constraint(text="Use no loops.", blocked="explicit loops over the list")
+    assert check_constraints(recursive, [no_loops]) == []
+    no_recursion = constraint(text="No recursion.", blocked="recursive decomposition")
+    assert [v.rule for v in check_constraints(recursive, [no_recursion])] == ["nodes:Recursion"]
+    tasks, _ = load_explore()
+    recursive_no_loop_levels = []
+    for task in tasks:
+        nodes = {n for c in task.constraints_detail for n in c.check.get("nodes", ())}
+        uses_recursion = bool(check_rules(task.reference_solution, {"nodes": (RECURSION,)}))
+        if RECURSION in nodes:
+            assert not uses_recursion, task.id
+        elif nodes >= LOOP_NODES and uses_recursion:
+            recursive_no_loop_levels.append(task.id)
+        for item in task.constraints_detail:
+            if set(item.check.get("nodes", ())) >= LOOP_NODES and "ecursi" not in item.constraint:
+                inferred = infer_rules(item.blocked_technique, item.verification_hint)
+                assert RECURSION not in inferred.get("nodes", ()), task.id
+    assert recursive_no_loop_levels  # the rule is exercised by the built-in data
 
 
 def test_built_in_reference_solutions_comply_with_their_level() -> None:

@@ -4,6 +4,7 @@ deterministic fitness."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.doubles import FakeChatModel
+from tests.doubles import FakeChatModel, run_cli
 
 from forkingpaths.benchmarks.creativebench import evolve_prompts
 from forkingpaths.benchmarks.creativebench.agents.scripted import CreativeSolverPolicy
@@ -21,7 +22,9 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (
     default_instruction,
     read_prompt_file,
 )
+from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark
 from forkingpaths.benchmarks.creativebench.evolve import (
+    CREATIVITY_MAX,
     Candidate,
     EvolutionResult,
     _migrate,
@@ -287,3 +290,53 @@ async def test_gepa_missing_package_says_how_to_install(monkeypatch: pytest.Monk
     monkeypatch.setitem(sys.modules, "gepa", None)  # makes `import gepa` raise ImportError
     with pytest.raises(ConfigError, match="pip install gepa"):
         await gepa_search(scripted(), TASKS, WordCount())
+
+
+def test_gepa_perfect_score_default_is_explained_against_the_paper() -> None:
+    """App. E.3 sets perfect_score=1.0; our fitness is Creativity in [0, 3], so the default is
+    3.0 and the docstring says why (and how to reproduce the paper's value)."""
+    default = inspect.signature(gepa_search).parameters["perfect_score"].default
+    assert default == CREATIVITY_MAX == 3.0
+    doc = " ".join((gepa_search.__doc__ or "").split())
+    assert "App. E.3 sets `perfect_score=1.0`" in doc and "perfect_score=1.0" in doc
+
+
+async def test_gepa_takes_the_papers_perfect_score_when_asked(tmp_path: Path) -> None:
+    pytest.importorskip("gepa")
+    result = await gepa_search(
+        scripted(), TASKS, WordCount(scale=0.01), budget=4, perfect_score=1.0
+    )
+    assert result.settings["perfect_score"] == 1.0
+
+
+# ---- the evolve command: disjoint training and evaluation splits ----
+
+
+def test_evolve_trains_on_the_last_instances_and_names_the_rest_for_evaluation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "island.json"
+    args = ["creativebench", "evolve", "--model", "scripted/creative-solver", "--out", str(out),
+            "--split", "combo", "--train", "2", "--generations", "1", "--islands", "1",
+            "--population", "2"]  # fmt: skip
+    code, printed, err = run_cli(args, capsys)
+    assert code == 0, err
+    pool = [i.id for i in CreativeBenchmark().instances("combo")]
+    settings = json.loads(out.read_text())["settings"]
+    assert settings["train_instances"] == pool[-2:]
+    assert settings["eval_instances"] == pool[:-2]
+    assert not set(settings["train_instances"]) & set(settings["eval_instances"])
+    assert f"--instances {','.join(pool[:-2])}" in printed
+    assert read_prompt_file(out)  # still a prompt file the prompt solver reads
+    help_code, help_text, _ = run_cli(["creativebench", "evolve", "--help"], capsys)
+    assert help_code == 0 and "LAST N" in " ".join(help_text.split())
+
+
+def test_evolve_keeps_instances_out_of_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    count = len(CreativeBenchmark().instances("explore"))
+    args = ["creativebench", "evolve", "--model", "scripted/creative-solver", "--out",
+            str(tmp_path / "x.json"), "--split", "explore", "--train", str(count)]  # fmt: skip
+    code, _out, err = run_cli(args, capsys)
+    assert code != 0 and "keep at least one" in " ".join(err.split())

@@ -144,9 +144,43 @@ def test_explore_prompt_numbers_the_stacked_constraints_and_gives_the_signature(
     assert not LINE_FENCE.search(text)
 
 
-def test_explore_level_zero_says_there_is_no_constraint() -> None:
-    task = {**EXPLORE_TASK, "level": 0, "constraints": [], "constraints_detail": []}
-    assert solver_prompts.NO_CONSTRAINTS in render_solver_prompt("explore", task)
+LEVEL0_TASK = {**EXPLORE_TASK, "id": "runs-L0", "level": 0, "constraints": [],
+               "constraints_detail": []}  # fmt: skip
+
+EXPLORATORY_WORDING = ("off the table", "another one", "unusual", "creativ", "invent",
+                       "different", "alternative", "Approach:")  # fmt: skip
+
+
+def test_explore_level_zero_gets_a_plain_baseline_prompt() -> None:
+    """App. A / Table 19: the baseline is the model's default behaviour from a plain prompt."""
+    text = render_solver_prompt("explore", LEVEL0_TASK)
+    assert text.startswith("You are an expert Python programmer.")
+    assert EXPLORE_TASK["question"] in text and EXPLORE_TASK["function_signature"] in text
+    assert "exactly one Markdown code block tagged python" in text
+    for words in EXPLORATORY_WORDING:
+        assert words.lower() not in text.lower(), words
+    assert solver_prompts.EXPLORE_INSTRUCTION not in text
+    assert not LINE_FENCE.search(text)
+    # The constrained levels keep the exploratory instruction.
+    constrained = render_solver_prompt("explore", EXPLORE_TASK)
+    assert constrained.startswith(solver_prompts.EXPLORE_INSTRUCTION)
+    assert "off the table" in constrained
+
+
+async def test_level_zero_ignores_evolved_and_overriding_instructions() -> None:
+    model = FakeChatModel(["```python\npass\n```"])
+    solver = CreativeSolver(model, instruction="From the file.")
+    await solver.act(observation("explore", LEVEL0_TASK, override="From the benchmark."))
+    await solver.act(observation("explore", EXPLORE_TASK))
+    baseline, constrained = (request[0][0].content for request in model.requests)
+    assert baseline == render_solver_prompt("explore", LEVEL0_TASK)
+    assert constrained.startswith("From the file.")
+
+
+def test_combo_answer_format_asks_for_no_comments() -> None:
+    """App. M (Table 20): "Do not include any explanations, comments, tests, or extra text"."""
+    text = render_solver_prompt("combo", COMBO_TASK)
+    assert "no comments" in text and "no tests" in text and "no explanations" in text
 
 
 def test_explore_constraints_fall_back_to_the_detail_items() -> None:
@@ -189,8 +223,19 @@ async def test_vanilla_sends_the_prompt_and_returns_code_thought_and_call() -> N
     ((messages, params),) = model.requests
     assert [m.role for m in messages] == ["user"]
     assert messages[0].content == render_solver_prompt("combo", COMBO_TASK)
-    # No sampling field set by the solver: the run's parameters apply.
-    assert params is not None and params.model_fields_set == set()
+    # Only the episode seed is set by the solver: the run's parameters apply to the rest.
+    assert params is not None and params.model_fields_set == {"seed"} and params.seed == 0
+
+
+async def test_each_call_carries_the_episode_seed() -> None:
+    model = FakeChatModel(["```python\npass\n```"])
+    solver = CreativeSolver(model, params=ModelParams(max_tokens=50))
+    for seed in (42, 43, 44):
+        solver.reset(INSTANCE, seed)
+        await solver.act(observation("combo", COMBO_TASK))
+    sent = [params for _, params in model.requests]
+    assert [p.seed for p in sent if p is not None] == [42, 43, 44]
+    assert all(p is not None and p.max_tokens == 50 for p in sent)
 
 
 async def test_prompt_override_from_the_observation_wins() -> None:

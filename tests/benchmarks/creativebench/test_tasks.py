@@ -400,6 +400,16 @@ BAD_EXPLORE = {
         "constraints_detail[0].check.calls",
         "expected a list of names",
     ),
+    "check node class unknown": (
+        _detail(1, "check", {"calls": ["sorted"], "nodes": ["Fro"]}),
+        "constraints_detail[1].check.nodes",
+        "'Fro' is not an ast node class",
+    ),
+    "check operator class unknown": (
+        _detail(0, "check", {"operators": ["Modulo"]}),
+        "constraints_detail[0].check.operators",
+        "'Modulo' is not an ast operator class",
+    ),
     "empty test code": (_set("test_code", "  \n"), "test_code", "empty"),
     "empty reference": (_set("reference_solution", ""), "reference_solution", "empty"),
     "id not text": (_set("id", {"n": 1}), "id", "expected a non-empty string"),
@@ -491,6 +501,19 @@ def test_combo_duplicate_ids(tmp_path: Path) -> None:
 
 
 # ---- import report and kind detection ----
+
+
+def test_import_refuses_check_names_the_checker_would_never_match(tmp_path: Path) -> None:
+    rows = release_rows()
+    rows[1]["constraints_detail"][0]["check"] = {"nodes": ["Slice", "Fro"]}
+    rows[2]["constraints_detail"][0]["check"] = {"nodes": ["Slice", "Recursion"]}
+    path = write_rows(tmp_path / "rules.jsonl", rows)
+    report = import_report(path)
+    assert report["rows"] == 2
+    assert report["errors"] == [
+        f"{path}:2: constraints_detail[0].check.nodes: 'Fro' is not an ast node class (For, "
+        "While, ListComp, Lambda...) nor 'Recursion'"
+    ]
 
 
 def test_import_report_counts_valid_rows_and_lists_errors(tmp_path: Path) -> None:

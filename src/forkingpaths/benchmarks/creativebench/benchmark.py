@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import asyncio
 import copy
 import logging
-import statistics
 from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import asdict, fields, is_dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, StepRecord
 
 if TYPE_CHECKING:
-    from forkingpaths.benchmarks.creativebench.novelty import EmbeddingBackend
+    from forkingpaths.benchmarks.creativebench.novelty import EmbeddingBackend, NoveltyScore
     from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
     from forkingpaths.benchmarks.creativebench.tasks import ComboTask, ExploreTask
     from forkingpaths.core.agent import Agent
@@ -31,6 +32,17 @@ SUBSETS = ("combo", "explore")
 DEFAULT_EMBEDDING = "ast-tfidf"
 DEFAULT_TIMEOUT_S = 10.0
 
+PAPER_SEED = 42
+"""Seed of trial 0 (App. B.2: three trials with seeds 42, 43, 44)."""
+
+NOVELTY_CODE_LIMIT = 200_000
+"""Bytes (UTF-8) of a solution scored for novelty: a longer one is scored on its first
+NOVELTY_CODE_LIMIT bytes and its row flagged `novelty_truncated` (canonicalisation and
+embedding of megabytes of generated code would hold a worker for long)."""
+
+NO_JUDGE = "none"
+"""The judge name recorded when no judge model was used (the static checker decided alone)."""
+
 
 class CreativeBenchmark(Benchmark):
     """CreativeBench (creativebench.txt): code creativity as Quality x Novelty.
@@ -39,17 +51,46 @@ class CreativeBenchmark(Benchmark):
     tests; novelty = mean N(solution, source) over the k source solutions, Eq. 5) and `explore`
     (one episode per base problem, all its levels in order: each level's solution must pass the
     tests and respect every stacked constraint; novelty = N(solution, the same run's level-0
-    solution), Eq. 4 — the reference level-0 solution stands in, flagged, when the run's own
-    failed); `all` = both. N(u, v) = (1 - cos(e_u, e_v)) + (1 - Jaccard of character 4-grams)
-    (Eq. 3) with the `embedding` backend (default `ast-tfidf`, offline; `none` keeps the 4-gram
-    term alone; `openai-compat/<model>` with `embedding_base_url` for CodeXEmbed on vLLM/TEI).
+    solution), Eq. 4 -- the reference level-0 solution stands in, flagged `reference-level0`,
+    when the run's own failed; an imported problem without a level-0 row uses its lowest
+    level's reference, flagged `reference-lowest-level`); `all` = both. N(u, v) =
+    (1 - cos(e_u, e_v)) + (1 - Jaccard of character 4-grams) (Eq. 3) with the `embedding`
+    backend (default `ast-tfidf`, offline; `none` keeps the 4-gram term alone;
+    `openai-compat/<model>` with `embedding_base_url` for CodeXEmbed on vLLM/TEI). Level 0 is the
+    model's default behaviour: the solver gets a plain prompt there (App. A, Table 19).
+
     Quality = pass@1 (sandbox verdict PASSED) and, for Explore levels >= 1, no constraint
-    violated: the static AST checker first, then the `judge` role (App. B.1) for what it cannot
-    see. Creativity = mean of Quality x Novelty (Eq. 2). Level 0 rows count for Pass@1 but not for
-    Novelty or Creativity (they are the baseline). Options: `tasks` (a JSONL file in the paper's
-    release format replacing the built-in set of that subset), `embedding`,
-    `embedding_base_url`, `timeout` (sandbox seconds per execution, default 10), `workers`
-    (sandbox pool size).
+    violated: a violation of an explicit `check` rule is final; a finding of a rule the static
+    checker inferred from the constraint's prose is advisory, shown to the judge as a hint and
+    never zeroing Quality on its own. The `judge` role (App. B.1) decides what the static checker
+    cannot see; it defaults to the agent's own model (a warning is logged once: pass
+    `--role judge=MODEL` for an independent judge) and, with no model at all (the `reference`
+    agent), the static checker decides alone. The metrics record the judge's name, or "none"
+    (always for Combo episodes: they have no constraint to judge).
+    Creativity = mean of Quality x Novelty (Eq. 2). Level 0 rows count for Pass@1 but not for
+    Novelty or Creativity (they are the baseline).
+
+    Metrics per subset (`combo_...`, `explore_...`): `pass_at_1`, `novelty`, `creativity` (with
+    `_std` over trials), `novelty_passed` (novelty over the rows of Quality 1 only), `no_code`
+    (rows whose answer holds no Python the parser accepts: empty, prose, broken code),
+    `reference_baselines` (Explore rows whose novelty baseline is a reference solution), `rows`,
+    `trials`; `judge` run-wide. `creativebench ttest RUN_A RUN_B` compares two runs per trial
+    (App. E.1).
+
+    Paper settings (App. B.2): temperature 0.1, top-p 1.0, three trials with seeds 42, 43, 44,
+    the mean reported: `forkingpaths run creativebench --split all --agent vanilla --model M
+    --temperature 0.1 --trials 3`. Trial t runs with seed 42 + t (+ `--seed`), the same for every
+    instance, and the solver sends it with each request, so trials are independent draws and the
+    response cache (keyed on the seed) never replays one trial into another.
+
+    Options: `tasks` (a JSONL file in the paper's release format replacing the built-in set of
+    that subset), `embedding`, `embedding_base_url`, `timeout` (sandbox seconds per execution,
+    default 10), `workers` (sandbox pool size).
+
+    Versions: v1 -- Combo and Explore subsets, sandbox verdicts, Eq. 2-5 metrics, static checker
+    plus LLM judge; per-trial seeds 42 + t, plain level-0 prompt, advisory inferred rules,
+    judge defaulting to the agent's model, `novelty_passed` / `no_code` / `reference_baselines`
+    (review fixes within v1, before any published result).
     """
 
     id = "creativebench-v1"
@@ -85,8 +126,12 @@ class CreativeBenchmark(Benchmark):
     )
     estimate_policy = "creative-solver"
     model_roles = MappingProxyType(
-        {"judge": "constraint-compliance judge for Explore levels (App. B.1)"}
+        {
+            "judge": "constraint-compliance judge for Explore levels (App. B.1); default: the "
+            "agent's own model"
+        }
     )
+    roles_default_to_agent = frozenset({"judge"})
     quick = (
         QuickConfig(split="all", agent="reference"),
         QuickConfig(
@@ -134,6 +179,7 @@ class CreativeBenchmark(Benchmark):
         self._sandbox: Sandbox | None = None
         self._backend: EmbeddingBackend | None = None
         self._backend_ready = False
+        self._warned_judge = False
 
     # ---- tasks ----
 
@@ -202,6 +248,11 @@ class CreativeBenchmark(Benchmark):
     def max_steps(self, instance: Instance) -> int:
         return int(instance.params.get("levels", 1))
 
+    def episode_seed(self, instance: Instance, trial: int, base_seed: int) -> int:
+        """App. B.2's seeds: trial t of every instance runs with seed 42 + t (42, 43, 44 for
+        three trials), shifted by the run's `--seed`."""
+        return PAPER_SEED + base_seed + trial
+
     def _task_view(self, instance: Instance) -> dict[str, Any]:
         self._load()
         assert self._explore is not None and self._combo is not None
@@ -249,13 +300,27 @@ class CreativeBenchmark(Benchmark):
     ) -> EpisodeRecord:
         self._load()
         assert self._explore is not None and self._combo is not None
-        judge = roles.get("judge")
+        subset = instance.params["subset"]
+        # Only Explore levels are judged: a Combo episode records no judge.
+        judge = roles.get("judge") if subset == "explore" else None
+        solver_model = getattr(agent, "model", None)
+        own = judge is not None and (
+            judge is solver_model or judge.name == getattr(solver_model, "name", None)
+        )
+        if own and not self._warned_judge:
+            self._warned_judge = True
+            log.warning(
+                "creativebench: the constraint judge is the solver's own model %s; it judges "
+                "its own answers (pass --role judge=MODEL for an independent judge)",
+                judge.name if judge is not None else NO_JUDGE,
+            )
         record.initial_info = {
-            "subset": instance.params["subset"],
+            "subset": subset,
             "embedding": str(self.options.get("embedding", DEFAULT_EMBEDDING)),
-            "judge": getattr(judge, "name", None),
+            "judge": judge.name if judge is not None else NO_JUDGE,
+            "judge_is_solver": own,
         }
-        if instance.params["subset"] == "combo":
+        if subset == "combo":
             await self._combo_episode(self._combo[instance.id], agent, record)
         else:
             await self._explore_episode(self._explore[instance.id], agent, record, judge)
@@ -268,8 +333,18 @@ class CreativeBenchmark(Benchmark):
         decision = await agent.act(observation)
         return observation, decision
 
+    async def _novelty(self, code: str, bases: Sequence[str]) -> dict[str, Any]:
+        """Novelty fields of a row: Eq. 4 (one base) or Eq. 5 (the k sources), scored on at most
+        NOVELTY_CODE_LIMIT bytes of the solution, off the event loop (`score_novelty`)."""
+        scored, truncated = cap_code(code)
+        score = await score_novelty(scored, bases, self.embedding_backend())
+        info = _novelty_info(score)
+        if truncated:
+            info["novelty_truncated"] = True
+        return info
+
     async def _combo_episode(self, task: ComboTask, agent: Agent, record: EpisodeRecord) -> None:
-        from forkingpaths.benchmarks.creativebench.novelty import combo_novelty
+        from forkingpaths.benchmarks.creativebench.metrics import quality
 
         view = {"subset": "combo", "task": _as_dict(task)}
         observation, decision = await self._solve(agent, view, record)
@@ -285,11 +360,11 @@ class CreativeBenchmark(Benchmark):
             "isolation": runs[0].isolation,
             "detail": runs[0].detail or (runs[1].detail if len(runs) > 1 else ""),
             "duration_s": sum(r.duration_s for r in runs),
-            "quality": 1.0 if passed else 0.0,
+            "no_code": await asyncio.to_thread(no_code, code),
+            "quality": quality(passed, [], None),
         }
         if task.source_solutions:
-            score = await combo_novelty(code, task.source_solutions, self.embedding_backend())
-            info.update(_novelty_info(score))
+            info.update(await self._novelty(code, task.source_solutions))
         else:
             info["novelty"] = None  # paper rows without sources: no combinatorial novelty
         record.steps.append(_step(0, observation, decision, info))
@@ -303,45 +378,53 @@ class CreativeBenchmark(Benchmark):
         judge: ChatModel | None,
     ) -> None:
         from forkingpaths.benchmarks.creativebench.constraints import (
-            check_constraints,
             judge_constraints,
+            split_violations,
         )
-        from forkingpaths.benchmarks.creativebench.novelty import explore_novelty
+        from forkingpaths.benchmarks.creativebench.metrics import quality
 
         sandbox = await self.sandbox()
         baseline: str | None = None
+        lowest = levels[0]
         for index, task in enumerate(levels):
             view = {"subset": "explore", "task": _as_dict(task)}
             observation, decision = await self._solve(agent, view, record)
             code = decision.action
             result = await sandbox.run(code, task.test_code, timeout=self.timeout)
             passed = result.verdict == "PASSED"
-            violations = check_constraints(code, task.constraints_detail) if task.level else []
+            empty, violations = await asyncio.to_thread(_static_check, code, task)
+            final, advisory = split_violations(violations)
             info: dict[str, Any] = {
                 "level": task.level,
                 "verdict": result.verdict,
                 "isolation": result.isolation,
                 "detail": result.detail,
                 "duration_s": result.duration_s,
-                "violations": [asdict(v) for v in violations],
+                "no_code": empty,
+                "violations": [v.to_json() for v in final],
             }
+            if advisory:
+                info["advisory_violations"] = [v.to_json() for v in advisory]
             calls = list(decision.calls)
-            compliant: bool | None = True
-            if task.level and passed and not violations and judge is not None:
-                verdict = await judge_constraints(judge, task, code)
+            compliant: bool | None = None
+            if task.level and passed and not final and judge is not None:
+                verdict = await judge_constraints(judge, task, code, hints=advisory)
                 calls += verdict.calls
                 compliant = verdict.compliant
                 info["judge"] = {"compliant": verdict.compliant, "reasons": verdict.reasons}
-            info["quality"] = 1.0 if passed and not violations and compliant is not False else 0.0
+            info["quality"] = quality(passed, final, compliant)
             if task.level == 0:
                 baseline = code if passed else None
                 info["baseline_solution"] = True
             else:
-                reference = baseline is None
-                base = levels[0].reference_solution if reference else baseline
-                score = await explore_novelty(code, base, self.embedding_backend())
-                info.update(_novelty_info(score))
-                info["baseline"] = "reference-level0" if reference else "run-level0"
+                if baseline is not None:
+                    base, label = baseline, "run-level0"
+                elif lowest.level == 0:
+                    base, label = lowest.reference_solution, "reference-level0"
+                else:  # an imported problem without a level-0 row
+                    base, label = lowest.reference_solution, "reference-lowest-level"
+                info.update(await self._novelty(code, [base]))
+                info["baseline"] = label
             step = _step(index, observation, decision, info)
             step.calls = calls
             record.steps.append(step)
@@ -355,14 +438,10 @@ class CreativeBenchmark(Benchmark):
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
         rows = _rows(record)
-        scored = [r for r in rows if r["novelty"] is not None]
         return {
             "subset": record.initial_info.get("subset"),
-            "pass_at_1": statistics.fmean(r["quality"] for r in rows) if rows else None,
-            "novelty": statistics.fmean(r["novelty"] for r in scored) if scored else None,
-            "creativity": statistics.fmean(r["quality"] * r["novelty"] for r in scored)
-            if scored
-            else None,
+            **_cells(rows),
+            "judge": record.initial_info.get("judge") or NO_JUDGE,
             "rows": len(rows),
             "verdicts": dict(_count(r["verdict"] for r in rows)),
         }
@@ -381,6 +460,9 @@ class CreativeBenchmark(Benchmark):
             groups[subset] = summary
         isolation = {s.info.get("isolation") for r in ok for s in r.steps} - {None}
         out["isolation"] = ", ".join(sorted(isolation)) or None
+        explore = [r for r in ok if r.initial_info.get("subset") == "explore"]
+        judges = {str(r.initial_info.get("judge") or NO_JUDGE) for r in explore}
+        out["judge"] = ", ".join(sorted(judges)) or NO_JUDGE  # the Explore judge(s)
         out["by_group"] = groups
         return out
 
@@ -460,6 +542,77 @@ def _novelty_info(score: Any) -> dict[str, Any]:
     }
 
 
+def no_code(code: str) -> bool:
+    """Whether an answer holds no Python the parser accepts: empty, prose without a code block,
+    or code that does not parse (also when it nests too deeply for the parser)."""
+    if not code.strip():
+        return True
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return False
+
+
+def _static_check(code: str, task: ExploreTask) -> tuple[bool, list[Any]]:
+    """(no_code, violations) of one Explore answer: the CPU part of scoring a level, run in a
+    worker thread. Level 0 has no constraint to check."""
+    from forkingpaths.benchmarks.creativebench.constraints import check_constraints
+
+    violations = check_constraints(code, task.constraints_detail) if task.level else []
+    return no_code(code), violations
+
+
+def cap_code(code: str, limit: int = NOVELTY_CODE_LIMIT) -> tuple[str, bool]:
+    """(the first `limit` UTF-8 bytes of `code`, whether it was cut); a character split by the
+    cut is dropped."""
+    if len(code) * 4 <= limit:
+        return code, False
+    data = code.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return code, False
+    return data[:limit].decode("utf-8", errors="ignore"), True
+
+
+def _novelty_in_thread(
+    code: str, bases: Sequence[str], backend: EmbeddingBackend | None
+) -> NoveltyScore:
+    from forkingpaths.benchmarks.creativebench.novelty import combo_novelty, explore_novelty
+
+    if len(bases) == 1:
+        return asyncio.run(explore_novelty(code, bases[0], backend))
+    return asyncio.run(combo_novelty(code, bases, backend))
+
+
+async def score_novelty(
+    code: str, bases: Sequence[str], backend: EmbeddingBackend | None
+) -> NoveltyScore:
+    """`novelty.explore_novelty` (one base, Eq. 4) or `novelty.combo_novelty` (the k sources,
+    Eq. 5), with the CPU work off the event loop, so one large answer does not stall the other
+    episodes: without a backend or with the in-process `ast-tfidf` one, the whole computation
+    (canonicalisation, 4-grams, AST features) runs in a worker thread; with a backend that
+    does its own I/O (`openai-compat/`, whose HTTP client belongs to this loop) or threading
+    (`sentence-transformers/`), the 4-gram term runs in a worker thread and the embeddings are
+    awaited here, each pair in one call as `novelty.novelty` does, the terms added as Eq. 3
+    adds them."""
+    from forkingpaths.benchmarks.creativebench.novelty import (
+        AstTfidfEmbeddings,
+        NoveltyScore,
+        embedding_distance,
+    )
+
+    if backend is None or isinstance(backend, AstTfidfEmbeddings):
+        return await asyncio.to_thread(_novelty_in_thread, code, list(bases), backend)
+    lexical = await asyncio.to_thread(_novelty_in_thread, code, list(bases), None)
+    distances = await asyncio.gather(*(embedding_distance(code, b, backend) for b in bases))
+    semantic = sum(distances) / len(distances)
+    return NoveltyScore(
+        ngram_distance=lexical.ngram_distance,
+        embedding_distance=semantic,
+        novelty=semantic + lexical.novelty,
+    )
+
+
 def _rows(record: EpisodeRecord) -> list[dict[str, Any]]:
     """Per-row quality/novelty: Combo one row; Explore one per level (level 0: no novelty)."""
     return [
@@ -467,6 +620,8 @@ def _rows(record: EpisodeRecord) -> list[dict[str, Any]]:
             "quality": float(s.info.get("quality", 0.0)),
             "novelty": s.info.get("novelty"),
             "verdict": s.info.get("verdict"),
+            "no_code": bool(s.info.get("no_code", False)),
+            "reference_baseline": str(s.info.get("baseline", "")).startswith("reference"),
         }
         for s in record.steps
         if "verdict" in s.info
@@ -480,30 +635,54 @@ def _count(values: Any) -> dict[str, int]:
     return out
 
 
-def _subset_summary(records: list[EpisodeRecord]) -> dict[str, Any]:
-    """Table 3 cells for one subset: row means; with several trials, mean and std over trials."""
+def _cells(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pass@1, Novelty, Creativity (Eq. 2) and Novelty of the passed rows over some rows, with
+    `metrics.quality`'s values and `metrics.creativity`; None where no row counts; and the
+    `no_code` and `reference_baselines` counts."""
+    from forkingpaths.benchmarks.creativebench.metrics import creativity, mean_std
+
+    scored = [r for r in rows if r["novelty"] is not None]
+    passed = [r for r in scored if r["quality"] == 1.0]
+    return {
+        "pass_at_1": mean_std([r["quality"] for r in rows])[0] if rows else None,
+        "novelty": mean_std([r["novelty"] for r in scored])[0] if scored else None,
+        "creativity": creativity([r["quality"] for r in scored], [r["novelty"] for r in scored])
+        if scored
+        else None,
+        "novelty_passed": mean_std([r["novelty"] for r in passed])[0] if passed else None,
+        "no_code": sum(r["no_code"] for r in rows),
+        "reference_baselines": sum(r["reference_baseline"] for r in rows),
+    }
+
+
+TRIAL_METRICS = ("pass_at_1", "novelty", "creativity", "novelty_passed")
+"""Per-trial cells averaged over trials (with a sample std when there are several)."""
+
+
+def trial_cells(records: list[EpisodeRecord]) -> dict[int, dict[str, Any]]:
+    """`_cells` of one subset's records per trial (the per-seed scores App. E.1 pairs)."""
     by_trial: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         by_trial[record.trial] += _rows(record)
+    return {trial: _cells(rows) for trial, rows in sorted(by_trial.items())}
 
-    def cells(rows: list[dict[str, Any]]) -> dict[str, float | None]:
-        scored = [r for r in rows if r["novelty"] is not None]
-        return {
-            "pass_at_1": statistics.fmean(r["quality"] for r in rows) if rows else None,
-            "novelty": statistics.fmean(r["novelty"] for r in scored) if scored else None,
-            "creativity": statistics.fmean(r["quality"] * r["novelty"] for r in scored)
-            if scored
-            else None,
-        }
 
-    per_trial = [cells(rows) for _, rows in sorted(by_trial.items())]
+def _subset_summary(records: list[EpisodeRecord]) -> dict[str, Any]:
+    """Table 3 cells for one subset: row means per trial; the mean over trials, and with
+    several trials their sample standard deviation (`metrics.mean_std`)."""
+    from forkingpaths.benchmarks.creativebench.metrics import mean_std
+
+    per_trial = list(trial_cells(records).values())
     out: dict[str, Any] = {}
-    for key in ("pass_at_1", "novelty", "creativity"):
+    for key in TRIAL_METRICS:
         values = [c[key] for c in per_trial if c[key] is not None]
-        out[key] = statistics.fmean(values) if values else None
+        mean, std = mean_std(values)
+        out[key] = mean if values else None
         if len(values) > 1:
-            out[f"{key}_std"] = statistics.stdev(values)
-    out["rows"] = sum(len(rows) for rows in by_trial.values())
+            out[f"{key}_std"] = std
+    out["no_code"] = sum(c["no_code"] for c in per_trial)
+    out["reference_baselines"] = sum(c["reference_baselines"] for c in per_trial)
+    out["rows"] = sum(len(_rows(r)) for r in records)
     out["trials"] = len(per_trial)
     return out
 
@@ -523,12 +702,14 @@ async def evaluate_prompt(
     scores: list[float] = []
     for instance in instances:
         agent = CreativeSolver(model, instruction=instruction)
+        seed = benchmark.episode_seed(instance, 0, 0)
+        agent.reset(instance, seed)
         record = EpisodeRecord(
             run_id="evolve",
             benchmark=benchmark.id,
             split=instance.split,
             instance_id=instance.id,
-            seed=0,
+            seed=seed,
             agent="prompt",
         )
         roles = {"judge": judge} if judge is not None else {}

@@ -7,11 +7,14 @@ import asyncio
 import contextlib
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from forkingpaths.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from forkingpaths.core.records import EpisodeRecord
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -148,52 +151,165 @@ def robustness_cmd(
         )
 
 
+TTEST_METRICS = ("pass_at_1", "novelty", "creativity", "novelty_passed")
+"""Metrics `ttest` compares (`quality` is read as `pass_at_1`)."""
+
+
+def _run_records(run: Path) -> list[EpisodeRecord]:
+    from forkingpaths.api import load_records
+
+    if not (run / "episodes.jsonl").exists():
+        raise ConfigError(f"{run}: not a run directory (no episodes.jsonl)")
+    records = [r for r in load_records(run) if r.status == "ok"]
+    if not records:
+        raise ConfigError(f"{run}: no finished episode to compare")
+    return records
+
+
+def _paired_records(
+    run_a: Path, run_b: Path
+) -> tuple[list[EpisodeRecord], list[EpisodeRecord], dict[str, Any]]:
+    """The episodes both runs finished, keyed alike; ConfigError when the runs used different
+    trials or different seeds for the same trial (App. E.1 pairs matched seeds)."""
+    a = {(r.instance_id, r.trial): r for r in _run_records(run_a)}
+    b = {(r.instance_id, r.trial): r for r in _run_records(run_b)}
+    trials_a, trials_b = sorted({t for _, t in a}), sorted({t for _, t in b})
+    if trials_a != trials_b:
+        raise ConfigError(
+            f"the runs have different trials: {run_a} {trials_a}, {run_b} {trials_b}; pair runs "
+            "made with the same --trials"
+        )
+    shared = sorted(set(a) & set(b))
+    for key in shared:
+        if a[key].seed != b[key].seed:
+            raise ConfigError(
+                f"{key[0]} trial {key[1]}: seed {a[key].seed} in {run_a} but {b[key].seed} in "
+                f"{run_b}; a paired test needs the same seeds (same --seed)"
+            )
+    info = {
+        "trials": trials_a,
+        "seeds": {str(t): sorted({a[k].seed for k in shared if k[1] == t}) for t in trials_a},
+        "episodes": len(shared),
+        "unmatched": len(set(a) ^ set(b)),
+    }
+    return [a[k] for k in shared], [b[k] for k in shared], info
+
+
+def _per_trial_samples(records: list[EpisodeRecord], subset: str) -> dict[Any, dict[str, Any]]:
+    from forkingpaths.benchmarks.creativebench.benchmark import trial_cells
+
+    return trial_cells([r for r in records if r.initial_info.get("subset") == subset])
+
+
+def _per_row_samples(records: list[EpisodeRecord], subset: str) -> dict[Any, dict[str, Any]]:
+    out: dict[Any, dict[str, Any]] = {}
+    for record in records:
+        if record.initial_info.get("subset") != subset:
+            continue
+        for step in record.steps:
+            info = step.info
+            if "quality" not in info:
+                continue
+            novelty = info.get("novelty")
+            quality = float(info["quality"])
+            out[(record.instance_id, step.index, record.trial)] = {
+                "pass_at_1": quality,
+                "novelty": novelty,
+                "creativity": None if novelty is None else quality * float(novelty),
+                "novelty_passed": novelty if quality == 1.0 else None,
+            }
+    return out
+
+
 @app.command("ttest")
 def ttest_cmd(
     run_a: Annotated[Path, typer.Argument(help="a creativebench run directory")],
-    run_b: Annotated[Path, typer.Argument(help="another, on the same tasks")],
-    metric: Annotated[str, typer.Option(help="creativity | quality | novelty")] = "creativity",
+    run_b: Annotated[Path, typer.Argument(help="another, on the same tasks, trials and seeds")],
+    metric: Annotated[
+        str,
+        typer.Option(help="all | pass_at_1 (or quality) | novelty | creativity | novelty_passed"),
+    ] = "all",
+    per_row: Annotated[
+        bool,
+        typer.Option(
+            "--per-row",
+            help="pair the scored rows (instance, level, trial) instead of the per-trial "
+            "subset metrics (more pairs, but rows of one trial are not independent seeds)",
+        ),
+    ] = False,
+    level: Annotated[float, typer.Option(help="confidence level of the interval")] = 0.95,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """Paired t-test between two runs over the rows both scored (App. E.1)."""
-    from forkingpaths.api import load_records
-    from forkingpaths.benchmarks.creativebench.metrics import paired_t_test
+    """Paired t-test of App. E.1 between two runs, one test per subset and metric.
 
-    if metric not in ("creativity", "quality", "novelty"):
-        raise ConfigError(f"--metric: expected creativity, quality or novelty, got {metric!r}")
+    By default the pairs are the per-trial (per-seed) subset metrics: Pass@1, Novelty and
+    Creativity of each trial of RUN_A against the same trial of RUN_B, so N = the number of
+    trials and df = N - 1 (run both with --trials 3 or more); the runs must have used the same
+    trials and seeds. Reports the mean difference A - B, its confidence interval, t, df and the
+    two-sided p.
+    """
+    from forkingpaths.benchmarks.creativebench.benchmark import SUBSETS
+    from forkingpaths.benchmarks.creativebench.metrics import (
+        paired_confidence_interval,
+        paired_t_test,
+    )
 
-    def rows(run: Path) -> dict[tuple[str, int, int], float]:
-        if not (run / "episodes.jsonl").exists():
-            raise ConfigError(f"{run}: not a run directory (no episodes.jsonl)")
-        out: dict[tuple[str, int, int], float] = {}
-        for record in load_records(run):
-            for step in record.steps:
-                info = step.info
-                if "quality" not in info:
-                    continue
-                novelty = info.get("novelty")
-                if metric != "quality" and novelty is None:
-                    continue
-                value = {
-                    "quality": info["quality"],
-                    "novelty": novelty,
-                    "creativity": info["quality"] * (novelty or 0.0),
-                }[metric]
-                out[(record.instance_id, step.index, record.trial)] = float(value)
-        return out
-
-    a, b = rows(run_a), rows(run_b)
-    shared = sorted(set(a) & set(b))
-    if len(shared) < 2:
-        raise ConfigError(f"the runs share {len(shared)} scored row(s); a t-test needs >= 2")
-    result = paired_t_test([a[k] for k in shared], [b[k] for k in shared])
+    chosen = "pass_at_1" if metric == "quality" else metric
+    if chosen != "all" and chosen not in TTEST_METRICS:
+        raise ConfigError(
+            f"--metric: expected all, {', '.join(TTEST_METRICS)} or quality, got {metric!r}"
+        )
+    if not 0.0 < level < 1.0:
+        raise ConfigError(f"--level: expected a number between 0 and 1, got {level}")
+    metrics = TTEST_METRICS if chosen == "all" else (chosen,)
+    records_a, records_b, info = _paired_records(run_a, run_b)
+    samples = _per_row_samples if per_row else _per_trial_samples
+    unit = "rows" if per_row else "trials"
+    tests: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for subset in SUBSETS:
+        a, b = samples(records_a, subset), samples(records_b, subset)
+        if not a and not b:
+            continue
+        for name in metrics:
+            keys = [k for k in sorted(set(a) & set(b)) if None not in (a[k][name], b[k][name])]
+            if len(keys) < 2:
+                skipped.append(f"{subset} {name}: {len(keys)} paired {unit} (a t-test needs 2)")
+                continue
+            xs = [float(a[k][name]) for k in keys]
+            ys = [float(b[k][name]) for k in keys]
+            result = paired_t_test(xs, ys)
+            low, high = paired_confidence_interval(xs, ys, level)
+            tests.append(
+                {
+                    "subset": subset,
+                    "metric": name,
+                    **result,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "mean_a": sum(xs) / len(xs),
+                    "mean_b": sum(ys) / len(ys),
+                }
+            )
+    if not tests:
+        hint = "" if per_row else "; run both with --trials 3 (App. B.2) or use --per-row"
+        raise ConfigError(f"no test possible: {'; '.join(skipped) or 'nothing scored'}{hint}")
+    report = {"pairing": "row" if per_row else "trial", "level": level, **info, "tests": tests}
+    report["skipped"] = skipped
     if as_json:
-        typer.echo(json.dumps(result))
+        typer.echo(json.dumps(report))
         return
     typer.echo(
-        f"{metric}: mean diff {result['mean_diff']:+.4f} over {result['n']} paired rows, "
-        f"t = {result['t']:.3f}, df = {result['df']}, p = {result['p']:.4g}"
+        f"paired by {unit[:-1]}; trials {info['trials']}, {info['episodes']} matched episodes"
     )
+    for test in tests:
+        typer.echo(
+            f"{test['subset']} {test['metric']}: mean diff {test['mean_diff']:+.4f} "
+            f"({level:.0%} CI [{test['ci_low']:+.4f}, {test['ci_high']:+.4f}]) over {test['n']} "
+            f"paired {unit}, t = {test['t']:.3f}, df = {test['df']}, p = {test['p']:.4g}"
+        )
+    for line in skipped:
+        typer.echo(f"skipped: {line}")
 
 
 def _model_options(base_url: str | None, api_key_env: str | None):  # type: ignore[no-untyped-def]
@@ -281,17 +397,38 @@ def evolve_cmd(
     out: Annotated[Path, typer.Option(help="where the evolved prompt JSON goes")],
     method: Annotated[str, typer.Option(help="island (AlphaEvolve-style) | gepa")] = "island",
     split: Annotated[str, typer.Option(help="combo | explore: the training tasks")] = "combo",
-    train: Annotated[int, typer.Option(help="training instances (the first N)")] = 4,
+    train: Annotated[
+        int,
+        typer.Option(
+            help="training instances: the LAST N of the split; evaluate the evolved prompt on "
+            "the others (the command prints their ids for --instances), never on these"
+        ),
+    ] = 4,
     generations: Annotated[int, typer.Option(help="island: generations")] = 3,
     islands: Annotated[int, typer.Option(help="island: islands")] = 2,
     population: Annotated[int, typer.Option(help="island: members per island")] = 4,
     budget: Annotated[int, typer.Option(help="gepa: metric-call budget")] = 30,
-    judge: Annotated[str | None, typer.Option(help="constraint judge model (explore)")] = None,
+    perfect_score: Annotated[
+        float,
+        typer.Option(
+            help="gepa: a minibatch scoring this on every task is not reflected on (default 3.0,"
+            " Creativity's maximum; App. E.3's 1.0 reproduces the paper's setting literally)"
+        ),
+    ] = 3.0,
+    judge: Annotated[
+        str | None, typer.Option(help="constraint judge model (explore; default: --model)")
+    ] = None,
     base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
     api_key_env: Annotated[str | None, typer.Option(help="env var with the key")] = None,
 ) -> None:
     """Optimise the solver prompt on training tasks (fitness: creativity), then evaluate it with
-    `forkingpaths run creativebench --agent prompt -a prompt_file=OUT`."""
+    `forkingpaths run creativebench --agent prompt -a prompt_file=OUT --instances ...` on the
+    instances it did not train on.
+
+    The training split is the LAST `--train` instances of `--split`; the evaluation split is the
+    rest, disjoint from it: the command prints the evaluation command with those ids, and the
+    prompt file records both lists (`settings.train_instances`, `settings.eval_instances`).
+    """
     from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark, evaluate_prompt
     from forkingpaths.benchmarks.creativebench.evolve import gepa_search, island_search
     from forkingpaths.models.factory import ModelRuntime, check_model_access, make_model
@@ -300,17 +437,27 @@ def evolve_cmd(
         raise ConfigError(f"--method: expected island or gepa, got {method!r}")
     if train < 1:
         raise ConfigError(f"--train must be >= 1, got {train}")
+    if split not in ("combo", "explore"):
+        raise ConfigError(f"--split: expected combo or explore, got {split!r}")
     options = _model_options(base_url, api_key_env)
     check_model_access(model, options)
     if judge:
         check_model_access(judge, options)
 
+    bench = CreativeBenchmark()
+    pool = bench.instances(split)
+    if train >= len(pool):
+        raise ConfigError(
+            f"--train {train}: the {split} split has {len(pool)} instances; keep at least one "
+            "out of training to evaluate on"
+        )
+    instances, held_out = pool[-train:], pool[:-train]
+
     async def main() -> None:
-        bench = CreativeBenchmark()
         runtime = ModelRuntime()
         chat = make_model(model, options, runtime)
-        judge_model = make_model(judge, options, runtime) if judge else None
-        instances = bench.instances(split)[:train]
+        # As in the benchmark: the judge role defaults to the solver's own model.
+        judge_model = make_model(judge, options, runtime) if judge else chat
         try:
 
             async def fitness(prompt: str) -> list[float]:
@@ -327,8 +474,25 @@ def evolve_cmd(
                     out=out,
                 )
             else:
-                result = await gepa_search(chat, instances, fitness, budget=budget, out=out)
+                result = await gepa_search(
+                    chat, instances, fitness, budget=budget, perfect_score=perfect_score, out=out
+                )
+            result.settings.update(
+                {
+                    "split": split,
+                    "train_instances": [i.id for i in instances],
+                    "eval_instances": [i.id for i in held_out],
+                    "judge": judge_model.name,
+                }
+            )
+            result.write(out)
             typer.echo(f"{result.method}: score {result.score:.4f} -> {out}")
+            typer.echo(
+                f"trained on the last {len(instances)} {split} instances; evaluate on the other "
+                f"{len(held_out)}:\nforkingpaths run creativebench --split {split} --agent prompt "
+                f"-a prompt_file={out} --model {model} --instances "
+                + ",".join(i.id for i in held_out)
+            )
         finally:
             await bench.aclose()
 

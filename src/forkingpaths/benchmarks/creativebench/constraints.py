@@ -23,10 +23,24 @@ text by `KEYWORD_RULES`, a small table of unambiguous phrases, plus explicit men
 calls written as code (`sorted()`, `.sort()`, `str.join()`), `built-in <function>` and
 `<stdlib module> module`/`library` or `import <module>`. Only when the blocked technique yields
 no rule is the table applied to the `verification_hint` (hints often name the allowed
-alternatives, so they are read last and never for explicit calls). What the checker cannot see
-(a hand-written binary search, "no direct formula") is the judge's: `judge_constraints` asks an
-LLM with the rubric of `constraint_judge_prompts`, retries unreadable replies with a corrective
-turn, and reports `compliant=None` (unjudged) when none could be read.
+alternatives, so they are read last and never for explicit calls). A phrase bans only the
+construct it names: "dictionary comprehension" bans `DictComp`, not every dict.
+
+Final and advisory findings: a violation of an explicit `check` rule is final (the solution's
+Quality is 0). A violation of an *inferred* rule is advisory (`Violation.inferred`): reading
+rules off prose can misfire, so such a finding never zeroes Quality on its own; it is shown to
+the judge as a hint (`judge_constraints(..., hints=...)`), and the judge's verdict decides.
+Without a judge an advisory finding is recorded and nothing more.
+
+What the checker cannot see (a hand-written binary search, "no direct formula") is the judge's:
+`judge_constraints` asks an LLM with the rubric of `constraint_judge_prompts`, retries
+unreadable replies with a corrective turn, and reports `compliant=None` (unjudged) when none
+could be read.
+
+Recursion and "no loops": a constraint that forbids loops (`For`, `While`, comprehensions) does
+not forbid recursion; only a constraint that names recursion does (`nodes: Recursion`). The
+judge's rubric agrees ("what a constraint does not forbid is allowed"), and so do the built-in
+references (docs/dev/creativebench.md §3).
 """
 
 from __future__ import annotations
@@ -38,6 +52,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from string import Template
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -86,9 +101,17 @@ class Violation:
     """What was found, and the constraint (1-based, level order) it breaks."""
     line: int | None
     """Line of the code where it was found (None when the node has no position)."""
+    inferred: bool = False
+    """True when the rule was inferred from the constraint's prose (no `check`): an advisory
+    finding, a hint for the judge; False for an explicit `check` rule (final)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "detail": self.detail, "line": self.line}
+        return {
+            "rule": self.rule,
+            "detail": self.detail,
+            "line": self.line,
+            "inferred": self.inferred,
+        }
 
 
 # ---- inferring rules from the constraint text ----
@@ -121,17 +144,19 @@ KEYWORD_RULES: tuple[KeywordRule, ...] = (
         r"(?<!for )(?<!for-)(?<!while )(?<!while-)(?<!nested )\b(loops?|looping)\b", nodes=_ANY_LOOP
     ),
     _rule(r"(?<!non-)(?<!non)\brecursi(on|ve|vely)\b", nodes=(RECURSION,)),
-    _rule(r"\bdict(ionary)? comprehensions?\b", nodes=("DictComp",)),
+    _rule(r"\bdict(ionary)?[- ]comprehensions?\b", nodes=("DictComp",)),
+    # A dict named only as the subject of a comprehension is not a ban on dicts.
     _rule(
-        r"\b(dictionar(y|ies)|hash ?maps?|dicts?\b(?! comprehension))",
+        r"\b(dictionar(y|ies)|hash ?maps?|dicts?)\b(?![- ]comprehension)",
         nodes=("Dict", "DictComp"),
         calls=("OrderedDict", "defaultdict", "dict"),
     ),
-    _rule(r"\blist comprehensions?\b", nodes=("ListComp",)),
-    _rule(r"\bset comprehensions?\b", nodes=("SetComp",)),
+    _rule(r"\blist[- ]comprehensions?\b", nodes=("ListComp",)),
+    _rule(r"\bset[- ]comprehensions?\b", nodes=("SetComp",)),
     _rule(r"\bgenerator expressions?\b", nodes=("GeneratorExp",)),
     _rule(
-        r"(?<!list )(?<!dict )(?<!dictionary )(?<!set )\bcomprehensions?\b", nodes=_COMPREHENSIONS
+        r"(?<!list )(?<!dict )(?<!dictionary )(?<!set )(?<!-)\bcomprehensions?\b",
+        nodes=_COMPREHENSIONS,
     ),
     _rule(r"\blambdas?\b", nodes=("Lambda",)),
     _rule(r"\bbinary search\b|\bbisect", imports=("bisect",)),
@@ -151,7 +176,8 @@ KEYWORD_RULES: tuple[KeywordRule, ...] = (
 sort/sorting -> calls sorted, sort (not "topological sort") | for loop -> For, AsyncFor |
 while loop -> While | loop(s)/looping (not "nested") -> For, AsyncFor, While |
 recursion/recursive (not "non-recursive") -> Recursion | dict comprehension -> DictComp |
-dictionary/dict/hash map -> Dict, DictComp, calls dict, defaultdict, OrderedDict |
+dictionary/dict/hash map (not followed by "comprehension") -> Dict, DictComp, calls dict,
+defaultdict, OrderedDict |
 list/set comprehension, generator expression -> ListComp/SetComp/GeneratorExp |
 comprehension -> all four | lambda -> Lambda | binary search/bisect -> import bisect |
 heap/priority queue -> import heapq | regex/regular expression -> import re, regex |
@@ -496,7 +522,7 @@ def check_rules(code: str, rules: Mapping[str, Sequence[str]]) -> list[tuple[str
     validate_rules(rules)
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     frozen = {kind: tuple(names) for kind, names in rules.items()}
     return sorted(_hits(_Facts.of(tree), frozen), key=lambda h: (h[2] or 0, h[0]))
@@ -509,26 +535,37 @@ def _short(text: str, limit: int = 80) -> str:
 
 def check_constraints(code: str, constraints: Sequence[ConstraintLike]) -> list[Violation]:
     """Static check of `code` against the stacked constraints of a level (`rules_of` each):
-    every forbidden construct found, sorted by line. [] for code that does not parse or for a
-    level without constraints. Raises ConfigError naming the constraint for a malformed
-    `check`."""
+    every forbidden construct found, sorted by line; a finding of a rule inferred from the
+    constraint's prose is marked `inferred` (advisory, see the module docstring). [] for code
+    that does not parse (or nests too deeply for the parser) or for a level without
+    constraints. Raises ConfigError naming the constraint for a malformed `check`."""
     rule_sets = []
     for number, constraint in enumerate(constraints, start=1):
         rules = rules_of(constraint)
         validate_rules(rules, f"constraint {number} ({_short(constraint.constraint, 40)!r}): check")
-        rule_sets.append((number, constraint, rules))
-    if not any(rules for _, _, rules in rule_sets):
+        rule_sets.append((number, constraint, rules, not constraint.check))
+    if not any(rules for _, _, rules, _ in rule_sets):
         return []
     try:
         facts = _Facts.of(ast.parse(code))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     violations: list[Violation] = []
-    for number, constraint, rules in rule_sets:
+    for number, constraint, rules, inferred in rule_sets:
         for rule, what, line in _hits(facts, rules):
             detail = f"{what}: breaks constraint {number} ({_short(constraint.constraint)})"
-            violations.append(Violation(rule=rule, detail=detail, line=line))
+            violations.append(Violation(rule=rule, detail=detail, line=line, inferred=inferred))
     return sorted(violations, key=lambda v: (v.line or 0, v.rule))
+
+
+def split_violations(violations: Iterable[Violation]) -> tuple[list[Violation], list[Violation]]:
+    """(final, advisory): findings of explicit `check` rules, which zero Quality, and findings
+    of inferred rules, which only inform the judge."""
+    final: list[Violation] = []
+    advisory: list[Violation] = []
+    for violation in violations:
+        (advisory if violation.inferred else final).append(violation)
+    return final, advisory
 
 
 # ---- the LLM judge ----
@@ -643,9 +680,38 @@ def _field(value: object) -> str:
     return text or prompts.NOT_GIVEN
 
 
-def render_judge_messages(task: ExploreTask, code: str) -> list[Message]:
+STATIC_HINTS = Template(
+    """### Static checker hints
+A pattern checker that reads the constraint texts flagged the spots below. It matches words, \
+not meaning, so it can be wrong: confirm each one against the constraint's instruction, or \
+dismiss it.
+$hints"""
+)
+"""Advisory findings shown to the judge after the constraints (`judge_constraints(hints=)`):
+one `HINT_LINE` each. Kept here, beside the checker that produces them, since the rubric of
+`constraint_judge_prompts` does not change with them."""
+
+HINT_LINE = Template("- line $line: $detail")
+"""One advisory finding (`Violation.detail` names the constraint it concerns)."""
+
+
+def _hints_text(hints: Sequence[Violation | str]) -> str:
+    lines = []
+    for hint in hints:
+        if isinstance(hint, Violation):
+            where = "?" if hint.line is None else str(hint.line)
+            lines.append(HINT_LINE.substitute(line=where, detail=" ".join(hint.detail.split())))
+        else:
+            lines.append(f"- {' '.join(str(hint).split())}")
+    return STATIC_HINTS.substitute(hints="\n".join(lines))
+
+
+def render_judge_messages(
+    task: ExploreTask, code: str, hints: Sequence[Violation | str] = ()
+) -> list[Message]:
     """The judge request for one solution: the rubric as system turn; the level's stacked
-    constraints (instruction, blocked technique, verification hint) and the code as user turn."""
+    constraints (instruction, blocked technique, verification hint), any advisory `hints` of
+    the static checker (`STATIC_HINTS`) and the code as user turn."""
     details = list(task.constraints_detail)
     blocks = []
     texts = list(task.constraints) or [d.constraint for d in details]
@@ -659,10 +725,12 @@ def render_judge_messages(task: ExploreTask, code: str) -> list[Message]:
                 verification_hint=_field(detail.verification_hint if detail else ""),
             )
         )
+    if hints:
+        blocks.append(_hints_text(hints))
     fence = _fence_for(code)
     user = prompts.JUDGE_USER.substitute(
         constraints="\n\n".join(blocks),
-        count=len(blocks),
+        count=len(texts),
         language=(task.language or "python").lower(),
         code=code.rstrip("\n"),
         fence=fence,
@@ -674,9 +742,15 @@ def render_judge_messages(task: ExploreTask, code: str) -> list[Message]:
 
 
 async def judge_constraints(
-    judge: ChatModel, task: ExploreTask, code: str, *, retries: int = 2
+    judge: ChatModel,
+    task: ExploreTask,
+    code: str,
+    *,
+    retries: int = 2,
+    hints: Sequence[Violation | str] = (),
 ) -> JudgeResult:
-    """Ask `judge` (at temperature 0) whether `code` complies with every constraint of `task`.
+    """Ask `judge` (at temperature 0) whether `code` complies with every constraint of `task`;
+    `hints` (the static checker's advisory findings) are shown to it to confirm or dismiss.
 
     A reply `read_verdict` refuses is answered with a corrective user turn and asked again, at
     most `retries` times; after that the result is unjudged (`compliant=None`, `reasons` saying
@@ -687,7 +761,7 @@ async def judge_constraints(
         raise ConfigError(f"retries: expected an integer >= 0, got {retries!r}")
     if not task.constraints and not task.constraints_detail:
         return JudgeResult(compliant=True, reasons="no constraints at this level")
-    conversation = render_judge_messages(task, code)
+    conversation = render_judge_messages(task, code, hints)
     calls: list[ModelCallRecord] = []
     reason = "no reply"
     for _ in range(retries + 1):

@@ -45,7 +45,8 @@ Evaluate = Callable[[str], Awaitable[float | Sequence[float]]]
 """Scores one instruction on the training tasks: the mean creativity, or one value per task."""
 
 CREATIVITY_MAX = 3.0
-"""Upper bound of per-task creativity (Quality <= 1, Novelty <= 3; §4.2)."""
+"""Upper bound of per-task creativity (Quality <= 1, Novelty <= 3; §4.2); GEPA's default
+`perfect_score` (see `gepa_search`)."""
 
 MUTATION_PARAMS = ModelParams(temperature=0.7)
 """Mutation sampling: OpenEvolve's default temperature, so children of one parent differ."""
@@ -476,6 +477,13 @@ async def gepa_search(
     selection over per-task fronts, epoch-shuffled minibatches of `minibatch` tasks, skipping
     minibatches already at `perfect_score`, round-robin components, no merge, no evaluation
     cache, a metric-call budget (`budget`, counted in per-task scores as gepa counts them).
+
+    `perfect_score`: App. E.3 sets `perfect_score=1.0`, gepa's default for metrics in [0, 1].
+    Our fitness is Creativity, in [0, 3] (§4.2), so 1.0 would be a third of the scale: every
+    minibatch whose tasks all reach creativity 1 (a correct answer of novelty 1) would be skipped
+    as if it could not improve. The default is therefore Creativity's maximum, 3.0, the value
+    with gepa's meaning ("cannot do better"); pass `perfect_score=1.0` (`creativebench evolve
+    --perfect-score 1`) to reproduce the paper's setting literally.
 
     GEPA runs in a worker thread; its evaluations and reflections are scheduled back onto the
     caller's event loop. The reflection is ours: the model sees the candidate instruction and

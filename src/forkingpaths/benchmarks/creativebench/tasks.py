@@ -5,9 +5,10 @@ Formats (`docs/dev/creativebench.md` §1), one JSON object per line:
 - Explore (§3.3): `problem_id`, `level` (0 = unconstrained), `question`, `function_signature`,
   `constraints` (the stacked constraint texts, exactly `level` of them), `constraints_detail`
   (one object per constraint: `constraint`, `blocked_technique`, `expected_impact`,
-  `verification_hint`, and our optional `check` rules), `test_code`, `reference_solution`
-  (`canonical_solution` is read as its alias); optional `id` (default `<problem_id>-L<level>`),
-  `language` (default python), `difficulty`, `domain`.
+  `verification_hint`, and our optional `check` rules, whose names are validated as the
+  checker reads them: `constraints_detail[1].check.nodes: 'Fro' is not an ast node class`),
+  `test_code`, `reference_solution` (`canonical_solution` is read as its alias); optional `id`
+  (default `<problem_id>-L<level>`), `language` (default python), `difficulty`, `domain`.
 - Combo (§3.2): `question`, `canonical_solution`, `full_test_func`; optional `id` (default
   `combo-<line>`), `demo_test_func`, `language`, `difficulty`, `source_solutions`, `domains`.
 
@@ -319,8 +320,25 @@ class _Fields:
             if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
                 self.refuse(f"{where}.{key}", f"expected a list of names; got {shown(names)}")
                 return None
+            problem = _rule_problem(key, names)
+            if problem:
+                self.refuse(f"{where}.{key}", problem)
+                return None
             rules[key] = tuple(names)
         return rules
+
+
+def _rule_problem(kind: str, names: list[str]) -> str:
+    """Why the checker would never match `names` under `kind` (an unknown ast node or operator
+    class: "Fro", "Modulo"), as `constraints.validate_rules` says it; "" when they are fine."""
+    from forkingpaths.benchmarks.creativebench.constraints import validate_rules
+
+    prefix = f"{kind}.{kind}: "
+    try:
+        validate_rules({kind: tuple(names)}, kind)
+    except ConfigError as exc:
+        return str(exc).removeprefix(prefix).removeprefix(f"{kind}: ")
+    return ""
 
 
 def _explore_task(

@@ -8,6 +8,15 @@ characters), `calls` the model calls it made (`purpose="solve"`).
 
 A reply without a code block is not an error: the whole reply is taken as the code and the
 sandbox gives it the verdict it earns (Agent protocol).
+
+Explore level 0 is the baseline of the novelty of every constrained level: the model's default
+behaviour from a plain prompt (App. A; Table 19's baseline prompt). It always gets
+`solver_prompts.EXPLORE_BASELINE_PROMPT`, whatever instruction (evolved or overriding) the
+solver carries; that instruction applies to Combo tasks and to constrained levels.
+
+Trials: `reset(instance, seed)` keeps the episode seed and every model call sends it
+(`ModelParams(seed=...)`), so the trials of a run are independent draws (App. B.2: seeds 42, 43,
+44) and, at temperature 0, the response cache (keyed on the seed too) does not replay trial 1.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from forkingpaths.benchmarks.creativebench.agents import solver_prompts as prompts
@@ -90,12 +100,21 @@ def default_instruction(subset: str) -> str:
     return prompts.EXPLORE_INSTRUCTION if subset == "explore" else prompts.COMBO_INSTRUCTION
 
 
+def is_baseline(task: Any) -> bool:
+    """Whether an Explore task is the unconstrained baseline: level 0, or (a task without a
+    level) no constraints at all."""
+    level = task_value(task, "level")
+    if level is not None:
+        return level == 0
+    return not (task_value(task, "constraints") or task_value(task, "constraints_detail"))
+
+
 def render_solver_prompt(subset: str, task: Any, instruction: str | None = None) -> str:
     """The solver prompt of one task: `instruction` (the default one when None or blank), then
-    the task and the fixed answer format."""
+    the task and the fixed answer format. An Explore baseline task (`is_baseline`) without an
+    instruction gets the plain level-0 prompt (`EXPLORE_BASELINE_PROMPT`)."""
     _check_subset(subset)
     chosen = instruction.strip() if instruction and instruction.strip() else None
-    instruction_text = chosen or default_instruction(subset)
     task_id = task_value(task, "id", "?")
     question = task_value(task, "question")
     if not isinstance(question, str) or not question.strip():
@@ -103,9 +122,21 @@ def render_solver_prompt(subset: str, task: Any, instruction: str | None = None)
     language = str(task_value(task, "language") or "python")
     if subset == "combo":
         return prompts.COMBO_PROMPT.substitute(
-            instruction=instruction_text, question=question.strip(), language=language
+            instruction=chosen or default_instruction(subset),
+            question=question.strip(),
+            language=language,
         )
     signature = str(task_value(task, "function_signature") or "").strip()
+    if chosen is None and is_baseline(task):
+        return prompts.EXPLORE_BASELINE_PROMPT.substitute(
+            instruction=Template(prompts.EXPLORE_BASELINE_INSTRUCTION).substitute(
+                language=_language_name(language)
+            ),
+            question=question.strip(),
+            signature=signature or prompts.NO_SIGNATURE,
+            language=language,
+        )
+    instruction_text = chosen or default_instruction(subset)
     return prompts.EXPLORE_PROMPT.substitute(
         instruction=instruction_text,
         question=question.strip(),
@@ -113,6 +144,11 @@ def render_solver_prompt(subset: str, task: Any, instruction: str | None = None)
         constraints=render_constraints(task),
         language=language,
     )
+
+
+def _language_name(language: str) -> str:
+    """`python` -> `Python` (the baseline prompt names the language as a person would)."""
+    return language[:1].upper() + language[1:]
 
 
 def render_constraints(task: Any) -> str:
@@ -173,8 +209,12 @@ class CreativeSolver:
     """One model call per task with the subset's prompt; the code is the first fenced block.
 
     `instruction` replaces the default instruction for every task (an evolved prompt); an
-    observation's `prompt_override` takes precedence over both. An observation without a task
-    (a hand-made one) is sent as its text.
+    observation's `prompt_override` takes precedence over both. Neither reaches an Explore
+    level-0 task, which always gets the plain baseline prompt (module docstring). An
+    observation without a task (a hand-made one) is sent as its text.
+
+    Every call sends the episode seed given to `reset` (`ModelParams(seed=...)`, on top of
+    `params`); other sampling fields stay the run's (`--temperature 0.1` for App. B.2).
     """
 
     def __init__(
@@ -186,11 +226,19 @@ class CreativeSolver:
     ) -> None:
         self.model = model
         self.instruction = instruction
-        # No sampling field set: the run's parameters (App. B.2 defaults of the benchmark) apply.
+        # Only the fields set here reach the request: the run's parameters apply to the rest.
         self.params = params or ModelParams()
+        self.seed: int | None = None
 
     def reset(self, instance: Instance, seed: int) -> None:
-        """Nothing to forget: every task is one independent call."""
+        """Keep the episode seed: every call of the episode sends it (independent trials)."""
+        self.seed = seed
+
+    def request_params(self) -> ModelParams:
+        """`params` with the episode seed set (as is when `reset` was never called)."""
+        if self.seed is None:
+            return self.params
+        return self.params.model_copy(update={"seed": self.seed})
 
     def prompt(self, observation: Observation) -> str:
         """The user turn sent for an observation."""
@@ -198,14 +246,16 @@ class CreativeSolver:
         task = data.get("task")
         if task is None:
             return observation.text
+        subset = data.get("subset") or task_subset(task)
+        if subset == "explore" and is_baseline(task):
+            return render_solver_prompt(subset, task)  # the model's default behaviour
         override = data.get("prompt_override")
         instruction = override if isinstance(override, str) and override.strip() else None
-        subset = data.get("subset") or task_subset(task)
         return render_solver_prompt(subset, task, instruction or self.instruction)
 
     async def act(self, observation: Observation) -> Decision:
         messages = [Message(role="user", content=self.prompt(observation))]
-        completion = await self.model.complete(messages, self.params)
+        completion = await self.model.complete(messages, self.request_params())
         return Decision(
             action=extract_code(completion.text),
             thought=truncate(completion.text),

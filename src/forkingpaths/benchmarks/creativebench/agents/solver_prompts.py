@@ -3,14 +3,21 @@
 The wording is ours; the content follows the paper. Combo (App. M, Table 20): an expert solver
 told to reason step by step silently (read the whole specification, pin down the signature,
 return structure and exact literals, split into subproblems, weigh edge cases, pick an
-efficient algorithm, simulate it on an example) and to answer with exactly one code block and
-nothing around it. Explore: the paper's App. N (Table 21) is the compliance verifier, which
-`constraints.judge_constraints` owns; the solver prompt carries what the paper's
-constraint-guided generation prompt gives the model (App. K, Table 16): the problem, the exact
-signature, the stacked constraints, the call to find another route while staying correct, the
-interface requirements, and the answer format (one code block, then an `Approach:` line). The
-feedback-from-previous-attempts section of Table 16 belongs to dataset construction and is left
-out of evaluation.
+efficient algorithm, simulate it on an example) and to answer with exactly one code block
+holding no explanations, comments or tests, and nothing around it ("Do not include any
+explanations, comments, tests, or extra text outside the code block").
+
+Explore: the paper's App. N (Table 21) is the compliance verifier, which
+`constraints.judge_constraints` owns. Level 0 is the baseline every constrained level's novelty
+is measured against, and App. A defines it as the model's default behaviour: it gets a plain
+prompt (`EXPLORE_BASELINE_INSTRUCTION`, `EXPLORE_BASELINE_PROMPT`: the content of the paper's
+baseline prompt, Table 19's `generate_baseline_solution`: an expert programmer, the exact
+signature, one code block and no extra text), with no word of creativity or of avoiding the
+usual route. Constrained levels (>= 1) get what the paper's constraint-guided generation prompt
+gives the model (App. K, Table 16): the problem, the exact signature, the stacked constraints,
+the call to find another route while staying correct, the interface requirements, and the
+answer format (one code block, then an `Approach:` line). The feedback-from-previous-attempts
+section of Table 16 belongs to dataset construction and is left out of evaluation.
 
 Each prompt is an *instruction* (what an evolved prompt replaces, see `evolve.py`) followed by
 the task and the answer format, which stay fixed so that code extraction keeps working whatever
@@ -47,9 +54,9 @@ COMBO_PROMPT = Template(
 $question
 
 ## Answer format
-Reply with exactly one Markdown code block tagged $language and nothing else: no explanation, \
-no tests, no text before or after the block. The code must implement the complete solution the \
-problem describes."""
+Reply with exactly one Markdown code block tagged $language and nothing else. Put no \
+explanations, no comments and no tests in the code, and no text before or after the block. The \
+code must implement the complete solution the problem describes."""
 )
 """Combo solver prompt: the instruction, the problem, the answer format."""
 
@@ -64,6 +71,11 @@ How to approach it:
 lesser-used language features, algorithmic tricks you seldom need.
 3. Stay correct: an original solution that fails the tests is worth nothing."""
 """Default Explore instruction (App. K Table 16 content); an evolved prompt replaces it."""
+
+EXPLORE_BASELINE_INSTRUCTION = """You are an expert $language programmer. Solve the problem \
+below using exactly the given function signature."""
+"""Explore level-0 instruction (Table 19's baseline prompt): the model's default behaviour, so
+no evolved instruction replaces it. `$language` is filled in."""
 
 SIGNATURE_HEADING = "## Required function signature"
 """Heading of the signature section (the scripted solver reads the signature below it)."""
@@ -99,6 +111,24 @@ used."""
 )
 """Explore solver prompt: the instruction, the problem, signature, constraints, requirements and
 the answer format."""
+
+EXPLORE_BASELINE_PROMPT = Template(
+    """$instruction
+
+## Problem
+$question
+
+"""
+    + SIGNATURE_HEADING
+    + """
+$signature
+
+## Answer format
+Reply with exactly one Markdown code block tagged $language holding the implementation, and no \
+text before or after it."""
+)
+"""Explore level-0 (baseline) prompt: the plain instruction, the problem, the signature and the
+answer format; no constraints, no call for creativity, no `Approach:` line."""
 
 CONSTRAINTS_INTRO = "Solve the problem while respecting every one of these constraints:"
 CONSTRAINT_LINE = Template("$number. $text")
