@@ -5,19 +5,21 @@ rlimits, `--workers` at a time, side by side in one run:
 
 - warm: `Sandbox.run` (a warm worker forks a child per job).
 - fresh: `subprocess.run([*wrapper, python, "-s", file])` per test, rlimits set before exec; the
-  wrapper is the isolation's own (`bwrap ...` for bwrap, `unshare --user --net --mount --pid` for
-  namespaces, none for rlimits).
+  wrapper is the isolation's own (`bwrap` with the sandbox's own root for bwrap, `unshare --user
+  --net --mount --pid` for namespaces, none for rlimits).
 - fresh+launcher: our launcher per test (the worker's isolation set-up, exactly as the pool has it)
   running the program in a newly exec'd interpreter: same isolation and limits as warm, plus one
   more interpreter start-up than `fresh`.
 
-Target: warm / fresh >= 5.
+Target: warm / fresh >= 5. The machine may be busy: each round runs the three modes back to back
+and the table reports medians over rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -28,7 +30,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from forkingpaths.benchmarks.creativebench.sandbox import Limits, Sandbox, Verdict, program_text
+from forkingpaths.benchmarks.creativebench import sandbox_worker
+from forkingpaths.benchmarks.creativebench.sandbox import (
+    Limits,
+    Sandbox,
+    Verdict,
+    bwrap_options,
+    program_text,
+)
 
 SOLUTION = '''
 from collections import defaultdict, deque
@@ -106,23 +115,29 @@ def _rlimits(limits: Limits):
     return apply
 
 
-def _wrapper(isolation: str) -> list[str]:
+def _interpreter_paths(python: str) -> list[str]:
+    """The prefixes `python` needs, as the sandbox's launcher computes them under it."""
+    code = (
+        "import json, runpy\n"
+        f"found = runpy.run_path({sandbox_worker.__file__!r})['_interpreter_paths']()\n"
+        "print(json.dumps(found))\n"
+    )
+    done = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def _wrapper(isolation: str, python: str, limits: Limits) -> list[str]:
+    """The command prefix that isolates one fresh run; `{workdir}` marks where the job directory
+    goes (bwrap's root has no host /var/tmp: it is bound in)."""
     if isolation == "bwrap":
-        return [
-            shutil.which("bwrap") or "bwrap",
-            "--unshare-all",
-            "--die-with-parent",
-            "--ro-bind",
-            "/",
-            "/",
-            "--tmpfs",
-            "/tmp",
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--",
-        ]
+        bwrap = shutil.which("bwrap") or "bwrap"
+        mounts = sandbox_worker.bwrap_mounts(
+            _interpreter_paths(python),
+            max(256, 8 * limits.file_mb),
+            frozenset(bwrap_options(bwrap)),
+        )
+        workdir = ["--bind", "{workdir}", "{workdir}", "--chdir", "{workdir}"]
+        return [bwrap, "--unshare-all", "--die-with-parent", *mounts, *workdir, "--"]
     if isolation == "namespaces":
         return [
             shutil.which("unshare") or "unshare",
@@ -141,16 +156,17 @@ def _wrapper(isolation: str) -> list[str]:
 
 def fresh_subprocess(python: str, isolation: str, limits: Limits, jobs: int, workers: int):
     program = program_text(SOLUTION, TESTS)
-    wrapper = _wrapper(isolation)
+    wrapper = _wrapper(isolation, python, limits)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 
     def one(_: int) -> tuple[bool, float]:
         with tempfile.TemporaryDirectory(prefix="bench-sandbox-", dir="/var/tmp") as tmp:
             path = Path(tmp) / "main.py"
             path.write_text(program)
+            prefix = [tmp if part == "{workdir}" else part for part in wrapper]
             started = time.perf_counter()
             done = subprocess.run(
-                [*wrapper, python, "-s", str(path)],
+                [*prefix, python, "-s", str(path)],
                 cwd=tmp,
                 env={**env, "HOME": tmp, "TMPDIR": tmp},
                 capture_output=True,

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Makes .sandbox-venv, the interpreter CreativeBench programs run under (sandbox_python() picks it
 # up): numpy, pandas, scikit-learn, beautifulsoup4, pillow, requests. Idempotent: a complete venv
-# is left as it is, an incomplete one is completed.
+# is left as it is, an incomplete one is completed. Sandboxed jobs run as an unprivileged uid with
+# no capability, so the venv is made readable by everyone (umask 022, then a+rX); the sandbox binds
+# the venv and its base interpreter into the jobs' view at the same paths, so a base interpreter
+# under a private directory (pyenv in /root) needs nothing more.
 #   scripts/make_sandbox_env.sh [VENV_DIR]       (default: .sandbox-venv at the checkout root)
 #   PYTHON=python3.12 scripts/make_sandbox_env.sh (default: python3)
 set -euo pipefail
+umask 022
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${1:-$root/.sandbox-venv}"
@@ -13,6 +17,7 @@ packages=(numpy pandas scikit-learn beautifulsoup4 pillow requests)
 imports="import numpy, pandas, sklearn, bs4, PIL, requests"
 
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$imports" 2>/dev/null; then
+    chmod -R a+rX "$venv"
     echo "$venv: ready ($("$venv/bin/python" -V 2>&1))"
     exit 0
 fi
@@ -23,5 +28,6 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${packages[@]}"
 "$venv/bin/python" -c "$imports"
+chmod -R a+rX "$venv"
 echo "$venv: ready ($("$venv/bin/python" -V 2>&1)); point \$FORKINGPATHS_SANDBOX_PYTHON at" \
     "$venv/bin/python if it is not at the checkout root"

@@ -71,6 +71,35 @@ async def test_func_code_and_main_code_are_spliced(client: TestClient) -> None:
     assert answer["all_code"] == func + "\n\n" + main
 
 
+async def test_the_func_code_main_guard_is_stripped(client: TestClient) -> None:
+    func = (
+        "def double(x):\n    return 2 * x\n\nif __name__ == '__main__':\n    raise SystemExit(0)\n"
+    )
+    main = "assert double(4) == 9, 'main_code ran'\n"
+    answer = await submit(
+        client, {"src_uid": "g", "lang": "python", "func_code": func, "main_code": main}
+    )
+    assert answer["exec_outcome"] == "WRONG_ANSWER"
+    assert "main_code ran" in answer["exec_runtime_message"]
+    assert answer["all_code"] == "def double(x):\n    return 2 * x\n\n\n\n\n\n" + main
+
+
+async def test_a_lone_surrogate_is_a_compilation_error(client: TestClient) -> None:
+    program = "x = '\ud800'\nprint('ran')\n"
+    answer = await submit(client, {"src_uid": "u", "lang": "python", "source_code": program})
+    assert answer["exec_outcome"] == "COMPILATION_ERROR"
+    assert "surrogates not allowed" in answer["exec_compile_message"]
+    again = await submit(client, {"src_uid": "v", "lang": "python", "source_code": "print(1)"})
+    assert again["exec_outcome"] == "PASSED"
+
+
+async def test_an_early_exit_with_status_0_is_no_pass(client: TestClient) -> None:
+    program = "import sys\nsys.exit(0)\nassert False, 'the tests'\n"
+    answer = await submit(client, {"src_uid": "e", "lang": "python", "source_code": program})
+    assert answer["exec_outcome"] == "RUNTIME_ERROR"
+    assert "exited before the tests finished" in answer["exec_runtime_message"]
+
+
 async def test_failures_map_to_autocodebench_outcomes(client: TestClient) -> None:
     wrong = await submit(
         client, {"src_uid": "w", "lang": "python", "source_code": "assert 1 + 1 == 3, 'math'"}

@@ -1,49 +1,72 @@
 """The CreativeBench sandbox: verdicts for untrusted Python programs from warm, isolated workers.
 
 The paper validates every solution by executing it in AutoCodeBench's sandbox (§4.2 Quality;
-App. B.2). Ours runs `source + "\\n\\n" + tests` as `__main__` and classifies the outcome
-(`docs/dev/creativebench.md` §2):
+App. B.2). Ours runs `source + "\\n\\n" + tests` as `__main__` (the source without its own
+top-level `if __name__ == "__main__":` block: the tests' guard is the one that runs) and
+classifies the outcome (`docs/dev/creativebench.md` §2):
 
 - SYNTAX_ERROR: the program does not compile (SyntaxError, IndentationError, null bytes).
 - WRONG_ANSWER: an AssertionError escaped; `detail` names the line of the program and the message.
 - TIME_LIMIT_EXCEEDED: the wall-clock or CPU-time limit was hit.
 - MEMORY_LIMIT_EXCEEDED: MemoryError, or a crash at the address-space limit.
-- RUNTIME_ERROR: any other exception, a non-zero exit status, a signal, or a program that killed
-  its worker.
-- PASSED: exit status 0. The status decides: a program that calls `os._exit(0)` (or
-  `sys.exit(0)`) before the tests ran their asserts is PASSED, as it would be in any sandbox that
-  judges by exit status; `detail` then says the program did not finish.
+- RUNTIME_ERROR: any other exception, a non-zero exit status, a signal, a program that killed
+  its worker, or an exit with status 0 before the program's last top-level statement ran
+  (`sys.exit(0)`, `os._exit(0)`, `unittest.main()`, an exit handler): "exited before the tests
+  finished", with the reason in `detail`.
+- PASSED: exit status 0 and the harness's report that the whole program ran to its end. The report
+  carries a per-job nonce the harness gets from the worker through a pipe once the program is over
+  (never in the program text or environment), so printing a fake report does not pass. Tests
+  must end by falling off their last line, as CreativeBench's `if __name__ == "__main__": test()`
+  does; tests that end in `unittest.main()` or `sys.exit(0)` are judged RUNTIME_ERROR. (The
+  program shares its process with the harness: code written to cheat, reading the harness's
+  nonce descriptor itself before signing a report, is not what the nonce stops.)
 
 Isolation (`ExecResult.isolation`, strongest first; `isolation="auto"` takes the first that starts
 and passes a smoke test, and logs a warning once per Sandbox when that is not bwrap):
 
-- "bwrap": bubblewrap around each worker: read-only root, private /tmp, /proc and /dev, no
-  network, a PID namespace.
-- "namespaces": the same done by the worker itself with Linux user, mount, network, IPC, UTS and
-  PID namespaces (`sandbox_worker.py`).
+- "bwrap": bubblewrap around each worker with a root built from scratch: /usr, /bin, /lib*, the
+  loader cache and a few other files of /etc, and the interpreter's prefixes, all read-only;
+  private /tmp, /var/tmp and /dev/shm; fresh /proc and /dev; no network; a PID namespace. /root,
+  /home, /run, /var and the project checkout do not exist inside.
+- "namespaces": the worker does it itself with Linux user, mount, network, IPC, UTS and PID
+  namespaces (`sandbox_worker.py`): the host's mounts read-only, empty read-only tmpfs over
+  /root, /home, /run, /var and the project checkout (the interpreter's prefixes bound back at the
+  same paths), private /tmp, /var/tmp and /dev/shm.
 - "rlimits": resource limits, a private working directory and a stripped environment only; no
-  network or filesystem isolation.
+  network or filesystem isolation. As a non-root user the job runs as that user and CAN READ
+  THAT USER'S OWN FILES (and leave files in /tmp); as root it runs as a uid of its own, reads
+  only world-readable files, and what that uid leaves in /tmp, /var/tmp and /dev/shm is deleted
+  after each job.
 
-Every job runs in a child forked from a warm worker with: RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE (the
-captured output counts too), RLIMIT_NPROC and no core files; a fresh private working directory
-(also HOME and TMPDIR) removed afterwards; the environment PATH, HOME, LANG, TMPDIR,
-PYTHONHASHSEED (0) plus OMP/OPENBLAS/MKL_NUM_THREADS=1; no capabilities and no_new_privs.
-RLIMIT_NPROC counts a user's processes and the kernel does not enforce it for root, so as root
+Every job runs in a child forked from a warm worker with: RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE (for
+files the program writes), RLIMIT_NPROC and no core files; a fresh private working directory (also
+HOME and TMPDIR) removed afterwards; the environment PATH, HOME, LANG, TMPDIR, PYTHONHASHSEED (0)
+plus OMP/OPENBLAS/MKL_NUM_THREADS=1; no capabilities at all (none ambient) and no_new_privs.
+stdout and stderr go through pipes the worker drains as the job runs, keeping the last
+`output_bytes` of each: a program that prints gigabytes gets its own verdict with the tails.
+RLIMIT_NPROC counts a user's threads and the kernel does not enforce it for root, so as root
 each worker gives its jobs an unprivileged uid of their own (inside a user namespace where there is
 one); then the limit counts only that worker's job processes, and the program can neither signal
-the worker nor write files root owns. After each job every process it left behind is killed.
+the worker nor read or write files root owns. Such a uid cannot search /root, so an interpreter
+under it (pyenv) is shown to jobs by binding exactly its prefixes into an otherwise empty /root
+(at rlimits level through a mount namespace of the worker's), never through a capability. After
+each job every process it left behind is killed: the worker is a child subreaper, so processes in
+a new session or double-forked are still below it.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import math
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -68,13 +91,17 @@ WORKER_START_S = 30.0
 """Longest wait for a worker to announce itself."""
 
 RESPONSE_GRACE_S = 30.0
-"""A worker enforces the wall limit itself; past the limit plus this it is deemed hung."""
+"""A worker enforces the wall limit itself; past the limit plus this it is deemed hung. What it
+does after a job is bounded well below this (`sandbox_worker.LEFTOVER_KILL_S` killing leftovers,
+then retiring; `OUTPUT_DRAIN_S` reading the last output)."""
 
-SMOKE_PROGRAM = "import decimal, json\nprint(json.dumps({'sandbox': 'ok'}))\n"
-"""What the first worker of a level runs before the level is trusted."""
-
-PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
-"""Directories a namespaced worker replaces with private tmpfs (kept in step with the worker)."""
+SMOKE_PROGRAM = (
+    "import colorsys, decimal, json, os\n"
+    "open(os.__file__, 'rb').close()\n"
+    "print(json.dumps({'sandbox': 'ok'}))\n"
+)
+"""What the first worker of a level runs before the level is trusted (it reads the standard
+library from disk: the job uid must reach the interpreter without any capability)."""
 
 
 class Verdict(StrEnum):
@@ -142,9 +169,43 @@ class ExecResult:
         }
 
 
+def strip_main_guard(source: str) -> str:
+    """`source` with each top-level `if __name__ == "__main__":` block blanked out (its lines
+    left empty, so that line numbers hold); unchanged when it does not parse or has none."""
+    if "__main__" not in source:
+        return source  # no guard, and no parse on the way to every job
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in tree.body
+        if isinstance(node, ast.If) and _is_main_test(node.test)
+    ]
+    if not spans:
+        return source
+    lines = source.splitlines(keepends=True)
+    for start, end in spans:
+        for i in range(start - 1, min(end, len(lines))):
+            lines[i] = "\n" if lines[i].endswith(("\n", "\r")) else ""
+    return "".join(lines)
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(consts) == 1
+
+
 def program_text(source: str, tests: str) -> str:
-    """The program a job runs: the solution, a blank line, the tests."""
-    return source + "\n\n" + tests
+    """The program a job runs: the solution without its main guard, a blank line, the tests."""
+    return strip_main_guard(source) + "\n\n" + tests
 
 
 def sandbox_python() -> str:
@@ -179,17 +240,31 @@ def _check_python(python: str) -> str:
     return os.path.abspath(python)
 
 
-def _keep_paths(python: str) -> list[str]:
-    """Interpreter directories under /tmp & co. that a namespaced worker must still see."""
-    candidates = {
-        os.path.dirname(os.path.dirname(os.path.abspath(python))),
-        os.path.dirname(os.path.dirname(os.path.realpath(python))),
-    }
-    return sorted(
-        path
-        for path in candidates
-        if any(path == d or path.startswith(d + "/") for d in PRIVATE_DIRS)
-    )
+def _checkouts() -> list[str]:
+    """The project checkout(s) a namespaced worker hides: ours, and the current directory when
+    it is a project (the worker refuses to hide anything the system needs)."""
+    found = []
+    checkout = Path(__file__).resolve().parents[4]  # src/forkingpaths/benchmarks/creativebench
+    if (checkout / "pyproject.toml").is_file():
+        found.append(str(checkout))
+    with contextlib.suppress(OSError):
+        cwd = Path.cwd().resolve()
+        if any((cwd / marker).exists() for marker in ("pyproject.toml", ".git")):
+            found.append(str(cwd))
+    return sorted(set(found))
+
+
+@functools.cache
+def bwrap_options(bwrap: str) -> tuple[str, ...]:
+    """Of the bubblewrap options the worker uses when they exist (`--perms`, `--size`), those
+    this `bwrap` lists in its help."""
+    try:
+        text = subprocess.run(
+            [bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(option for option in ("--perms", "--size") if option in text)
 
 
 def _worker_env(hash_seed: str) -> dict[str, str]:
@@ -273,6 +348,8 @@ class _Worker:
                     break
                 reply = json.loads(line)
                 if reply.get("id") == job["id"]:
+                    if reply.get("retire"):
+                        self.broken = True  # it could not clean up after the job: replaced
                     return reply
         except (TimeoutError, ConnectionError, ValueError, asyncio.LimitOverrunError):
             pass
@@ -370,11 +447,13 @@ class Sandbox:
         return [*levels, "rlimits"]
 
     def _config(self, level: str) -> dict[str, Any]:
+        bwrap = shutil.which("bwrap") or "bwrap"
         return {
             "isolation": level,
             "stage": "launch",
-            "bwrap": shutil.which("bwrap") or "bwrap",
-            "keep": _keep_paths(self.python),
+            "bwrap": bwrap,
+            "bwrap_options": list(bwrap_options(bwrap)) if level == "bwrap" else [],
+            "hide": _checkouts(),
             "tmpfs_mb": max(256, 8 * self.limits.file_mb),
             "hash_seed": "0",
         }
@@ -411,6 +490,11 @@ class Sandbox:
             if self._isolation != "bwrap":
                 weaker = (
                     "no network or filesystem isolation"
+                    + (
+                        "; jobs run as this user and can read this user's files"
+                        if os.geteuid() != 0
+                        else ""
+                    )
                     if self._isolation == "rlimits"
                     else "namespaces set up by the worker"
                 )

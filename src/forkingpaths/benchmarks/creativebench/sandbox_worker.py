@@ -9,20 +9,35 @@ stdout; the worker forks one child per job and the child runs the program in-pro
 
 - `rlimits`: launcher = worker. The job child gets rlimits, a fresh temp dir, a stripped env and,
   when we are root, a per-worker unprivileged real uid (`UID_BASE + worker pid`) so that the kernel
-  enforces RLIMIT_NPROC (it exempts uid 0) and the program cannot write files root owns.
+  enforces RLIMIT_NPROC (it exempts uid 0) and the program can neither read nor write files root
+  owns. Such a uid cannot reach an interpreter under a private directory (pyenv under /root): the
+  worker then makes a private mount namespace in which that directory is an empty read-only tmpfs
+  with only the interpreter's prefixes bound back (no capability is kept for it).
 - `namespaces`: the launcher joins or makes a user namespace, unshares mount, network, IPC, UTS
-  and PID namespaces, remounts every mount read-only, puts private tmpfs on /tmp, /var/tmp and
-  /dev/shm, brings up a private loopback, and forks an init (pid 1, mounts a fresh /proc) that forks
-  the worker (pid 2). As root the user namespace maps inside uid 0 to root and inside uid 1 to an
-  unprivileged uid, and job children run as uid 1: RLIMIT_NPROC then counts only that worker's job
-  processes, and the program cannot signal the worker.
-- `bwrap`: the launcher execs bubblewrap (read-only root, tmpfs /tmp, new /proc and /dev, no
-  network) around the worker; as root it hands bubblewrap the same two-uid user namespace.
+  and PID namespaces, remounts every mount read-only, hides /root, /home, /run, /var and the
+  project checkout under empty read-only tmpfs (the interpreter's prefixes bound back at the same
+  paths), puts private writable tmpfs on /tmp, /var/tmp and /dev/shm, brings up a private
+  loopback, and forks an init (pid 1, mounts a fresh /proc) that forks the worker (pid 2). As root
+  the user namespace maps inside uid 0 to root and inside uid 1 to an unprivileged uid, and job
+  children run as uid 1: RLIMIT_NPROC then counts only that worker's job processes, and the
+  program cannot signal the worker.
+- `bwrap`: the launcher execs bubblewrap around the worker with a root built from scratch: /usr,
+  /bin, /lib*, a few files of /etc (the loader cache, passwd, time zone, certificates) and the
+  interpreter's prefixes read-only; private /tmp, /var/tmp and /dev/shm; new /proc and /dev; no
+  network. As root it hands bubblewrap the same two-uid user namespace.
 
-Verdicts follow the exit status: status 0 is PASSED whatever the program printed or wrote to the
-report pipe (so a program cannot forge a failure into a pass, and `os._exit(0)` before the tests
-ran is a pass too: documented in `sandbox.py`); a non-zero status or a signal is classified with the
-child's report (assertion, memory, syntax, exception) and the resource usage.
+Jobs keep no capability (no ambient ones either) and run with no_new_privs.
+
+Verdicts: PASSED needs exit status 0 and the harness's "done" report, written once the program's
+last top-level statement has run; it carries a per-job nonce the worker draws after the fork and
+hands the harness through a pipe the harness reads only once the program is over, so a program
+cannot print a report of its own (it would have to dig the nonce out of the harness's pipe). Any
+exit with status 0 before the end (`sys.exit(0)`, `os._exit(0)`, an exit handler) is a
+RUNTIME_ERROR "exited before the tests finished". A non-zero status or a signal is classified with
+the harness's report (assertion, memory, syntax, exception) and the resource usage.
+
+stdout and stderr go through pipes the worker reads while the job runs, keeping the last
+`output_bytes` of each: printing gigabytes costs the program wall time, not its verdict.
 """
 
 from __future__ import annotations
@@ -58,7 +73,38 @@ DETAIL_CHARS = 2000
 """Longest `detail` a result carries (the assertion line or the traceback tail)."""
 
 PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
-"""World-writable directories that the namespaced worker replaces with private tmpfs."""
+"""World-writable directories a namespaced worker replaces with private writable tmpfs."""
+
+HIDDEN_DIRS = ("/root", "/home", "/run", "/var")
+"""Directories a namespaced worker hides under an empty read-only tmpfs (plus the checkout)."""
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""What bubblewrap's fresh root gets read-only (symbolic links stay links)."""
+
+ETC_FILES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "hosts",
+    "host.conf",
+    "gai.conf",
+    "os-release",
+    "mime.types",
+    "alternatives",
+    "ssl",
+    "ca-certificates",
+    "pki",
+    "crypto-policies",
+)
+"""The parts of /etc bubblewrap's root gets (no resolv.conf: there is no network)."""
+
+NEVER_HIDDEN = ("/usr", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys", "/lib", "/lib64")
+"""Directories (and their ancestors) that a hide request from the parent may not cover."""
 
 PRELOADED = (
     "abc",
@@ -94,6 +140,28 @@ against the process limit and reserve address space past the memory limit at imp
 MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "bad_alloc", "out of memory")
 """Text on stderr that marks a crash (signal) as caused by the address-space limit."""
 
+FAILURE_KINDS = ("syntax", "assertion", "memory", "exception")
+"""Report kinds that say how the program failed (they decide even when the status is 0)."""
+
+REPORT_FD = 3
+"""The harness writes its one JSON report here (the worker reads the other end)."""
+
+NONCE_FD = 4
+"""The harness reads the job's nonce here, once the program is over."""
+
+REPORT_BYTES = 1 << 20
+"""How much of the report pipe the worker keeps (its tail: the harness writes last)."""
+
+LEFTOVER_KILL_S = 10.0
+"""Longest the worker spends killing what a job left behind; past it the worker retires (the
+parent replaces it). With OUTPUT_DRAIN_S it stays well under sandbox.RESPONSE_GRACE_S (30 s)."""
+
+OUTPUT_DRAIN_S = 1.0
+"""Longest the worker reads output still in the pipes once the job and its leftovers are gone."""
+
+PIPE_BYTES = 1 << 20
+"""Pipe buffer asked for the output pipes (fewer wake-ups when a program prints a lot)."""
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
@@ -125,16 +193,17 @@ SYS_MOUNT_SETATTR = 442  # same number on every architecture (new syscalls share
 MOUNT_ATTR_RDONLY = 0x1
 AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
+F_SETPIPE_SZ = 1031
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_KEEPCAPS = 8
 PR_SET_SECUREBITS = 28
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT = 47
-PR_CAP_AMBIENT_RAISE = 2
+PR_CAP_AMBIENT_CLEAR_ALL = 4
 SECBIT_NOROOT = 0x1
 SECBIT_NOROOT_LOCKED = 0x2
-CAP_DAC_READ_SEARCH = 2
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 M_ARENA_MAX = -8
 SIOCGIFFLAGS = 0x8913
@@ -244,8 +313,53 @@ def _write(path: str, text: str) -> None:
         raise SetupError(f"write {path}: {exc.strerror}") from exc
 
 
+def _under(path: str, directory: str) -> bool:
+    """Is `path` `directory` or inside it (both absolute, normalised)?"""
+    return directory == "/" or path == directory or path.startswith(directory + "/")
+
+
 # ---------------------------------------------------------------------------------------------
 # Isolation set-up (launcher side)
+
+
+def _interpreter_paths() -> list[str]:
+    """The prefixes this interpreter needs (venv and base), outside the system directories.
+
+    Each as written and resolved: a sandbox root binds both, so that the venv's `bin/python`
+    link and its `pyvenv.cfg` home both resolve.
+    """
+    found = set()
+    executable = os.path.abspath(sys.executable)
+    candidates = [
+        sys.prefix,
+        sys.exec_prefix,
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.dirname(executable)),
+        os.path.dirname(os.path.dirname(os.path.realpath(executable))),
+    ]
+    for candidate in candidates:
+        for path in (os.path.abspath(candidate), os.path.realpath(candidate)):
+            if os.path.isdir(path) and not any(_under(path, d) for d in SYSTEM_DIRS):
+                found.add(path)
+    return sorted(found)
+
+
+def _blocking_dirs(paths: list[str]) -> list[str]:
+    """The topmost directories on the way to `paths` that other users may not search."""
+    found = set()
+    for path in paths:
+        parts = path.split("/")
+        for i in range(2, len(parts) + 1):
+            directory = "/".join(parts[:i])
+            try:
+                st = os.stat(directory)
+            except OSError:
+                break
+            if stat.S_ISDIR(st.st_mode) and not st.st_mode & stat.S_IXOTH:
+                found.add(directory)
+                break
+    return sorted(found)
 
 
 def _two_uid_userns(job_kuid: int) -> int:
@@ -313,54 +427,114 @@ def _unescape_mountinfo(field: str) -> str:
     return "".join(out)
 
 
-def _make_readonly() -> None:
-    """Every mount of this mount namespace read-only (one syscall where the kernel has it)."""
+def _setattr_readonly(path: str) -> bool:
+    """mount_setattr(2): `path`'s mount and those below it read-only; False where unsupported."""
     attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-    libc = _libc()
-    result = libc.syscall(
+    result = _libc().syscall(
         ctypes.c_long(SYS_MOUNT_SETATTR),
         ctypes.c_int(AT_FDCWD),
-        b"/",
+        os.fsencode(path),
         ctypes.c_uint(AT_RECURSIVE),
         ctypes.byref(attr),
         ctypes.c_size_t(ctypes.sizeof(attr)),
     )
-    if result == 0:
+    return result == 0
+
+
+def _remount_readonly(target: str, options: list[str]) -> None:
+    """Remount one mount read-only, keeping the flags a user namespace may not clear."""
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+    for option in options:
+        flags |= MOUNT_FLAG_OPTIONS.get(option, 0)
+    _mount(None, target, None, flags, None)
+
+
+def _mount_options(path: str) -> list[str]:
+    """The per-mount options of the mount at `path` (from /proc/self/mountinfo)."""
+    options: list[str] = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            fields = line.split()
+            if _unescape_mountinfo(fields[4]) == path:
+                options = fields[5].split(",")  # the last (topmost) mount there wins
+    return options
+
+
+def _make_readonly() -> None:
+    """Every mount of this mount namespace read-only (one syscall where the kernel has it)."""
+    if _setattr_readonly("/"):
         return
     # Older kernels: remount each mount, keeping the flags a user namespace may not clear.
     with open("/proc/self/mountinfo") as fh:
         lines = fh.read().splitlines()
     for line in lines:
         fields = line.split()
-        target, options = _unescape_mountinfo(fields[4]), fields[5].split(",")
-        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        for option in options:
-            flags |= MOUNT_FLAG_OPTIONS.get(option, 0)
+        target = _unescape_mountinfo(fields[4])
         try:
-            _mount(None, target, None, flags, None)
+            _remount_readonly(target, fields[5].split(","))
         except SetupError:
             if target == "/":
                 raise
 
 
-def _private_tmpfs(size_mb: int, keep: list[str]) -> list[str]:
-    """Private tmpfs on the world-writable directories; `keep` paths under them stay visible."""
-    mounted = []
-    for directory in PRIVATE_DIRS:
-        if not os.path.isdir(directory) or os.path.islink(directory):
-            continue
-        held = []
+def _bind_readonly(fd: int, path: str) -> None:
+    """Bind the directory open as `fd` (O_PATH) at `path`, read-only."""
+    os.makedirs(path, exist_ok=True)
+    _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC, None)
+    if not _setattr_readonly(path):
+        _remount_readonly(path, _mount_options(path))
+
+
+def _overlay(hidden: list[str], private: list[str], keep: list[str], size_mb: int) -> list[str]:
+    """Empty read-only tmpfs over `hidden`, private writable tmpfs over `private`; every `keep`
+    path under either is bound back read-only at the same path. Returns the private directories
+    mounted. The caller has unshared a mount namespace and made / private."""
+    old_umask = os.umask(0o022)  # the directories made for `keep` must be searchable by jobs
+    held: dict[str, int] = {}
+    try:
         for path in keep:
-            if path == directory or path.startswith(directory + "/"):
-                held.append((path, os.open(path, os.O_PATH)))
-        _mount("tmpfs", directory, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
-        for path, fd in held:
-            os.makedirs(path, exist_ok=True)
-            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC, None)
-            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+            with contextlib.suppress(OSError):  # opened before anything above it is hidden
+                held[path] = os.open(path, os.O_PATH | os.O_DIRECTORY)
+        targets = sorted(
+            {(d, False) for d in hidden} | {(d, True) for d in private},
+            key=lambda item: (item[0].count("/"), item[0]),
+        )
+        covered: list[str] = []
+        mounted: list[str] = []
+        for directory, is_private in targets:
+            inside = any(_under(directory, d) for d in covered)
+            if inside and not is_private:
+                continue  # already hidden
+            if inside:
+                os.makedirs(directory, exist_ok=True)  # a hidden tmpfs is writable until sealed
+            elif not os.path.isdir(directory) or os.path.islink(directory):
+                continue
+            options = f"size={size_mb}m,mode=1777" if is_private else "size=1m,mode=0755"
+            _mount("tmpfs", directory, "tmpfs", MS_NOSUID | MS_NODEV, options)
+            (mounted if is_private else covered).append(directory)
+        for path, fd in held.items():
+            if any(_under(path, d) for d in covered + mounted):
+                _bind_readonly(fd, path)
+        for directory in covered:  # sealed: nothing can be added where the host's files were
+            _remount_readonly(directory, ["nosuid", "nodev"])
+        return mounted
+    finally:
+        for fd in held.values():
             os.close(fd)
-        mounted.append(directory)
-    return mounted
+        os.umask(old_umask)
+
+
+def _hide_requests(config: dict) -> list[str]:
+    """The parent's extra directories to hide (the checkout), minus any the system needs."""
+    found = []
+    for path in config.get("hide", []):
+        path = os.path.normpath(os.path.abspath(str(path)))
+        if path == "/" or any(
+            _under(system, path) or _under(path, system) for system in NEVER_HIDDEN
+        ):
+            continue
+        found.append(path)
+    return found
 
 
 def _loopback_up() -> None:
@@ -379,15 +553,18 @@ def _network_isolated() -> bool:
 
 def _launch_namespaces(config: dict) -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    keep = _interpreter_paths()
     job_uid = _enter_user_namespace()
     _unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID)
     _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
     _make_readonly()
-    private = _private_tmpfs(int(config.get("tmpfs_mb", 256)), list(config.get("keep", [])))
+    hidden = [*HIDDEN_DIRS, *_hide_requests(config)]
+    private = _overlay(hidden, list(PRIVATE_DIRS), keep, int(config.get("tmpfs_mb", 256)))
+    os.chdir("/")
     _loopback_up()
     init = os.fork()
     if init == 0:
-        _init_process(dict(config, job_uid=job_uid, private=private, pidns=True))
+        _init_process(dict(config, job_uid=job_uid, private=private, pidns=True, keep=keep))
     # The launcher only waits: the worker talks to the parent through the inherited pipes.
     _detach_stdio()
     _, status = os.waitpid(init, 0)
@@ -416,8 +593,44 @@ def _init_process(config: dict) -> None:
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
+def bwrap_mounts(keep: list[str], tmpfs_mb: int, options: frozenset[str]) -> list[str]:
+    """bubblewrap arguments for the sandbox root: system directories, some of /etc and `keep`
+    read-only; private /tmp, /var/tmp and /dev/shm; fresh /proc and /dev. Nothing else of the
+    host (/root, /home, /run, /var, the checkout) exists inside."""
+    args: list[str] = []
+    for directory in SYSTEM_DIRS:
+        if os.path.islink(directory):
+            args += ["--symlink", os.readlink(directory), directory]
+        elif os.path.isdir(directory):
+            args += ["--ro-bind", directory, directory]
+    for name in ETC_FILES:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for directory in PRIVATE_DIRS:
+        if "--perms" in options:
+            args += ["--perms", "1777"]
+        if "--size" in options:
+            args += ["--size", str(tmpfs_mb << 20)]
+        args += ["--tmpfs", directory]
+    made = {"/", *PRIVATE_DIRS, "/dev", "/proc"}
+    for path in keep:
+        # bubblewrap makes missing parents 0700, which another uid cannot search.
+        parts = path.split("/")
+        for i in range(2, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent not in made and not any(_under(parent, d) for d in SYSTEM_DIRS):
+                made.add(parent)
+                if "--perms" in options:
+                    args += ["--perms", "0755"]
+                args += ["--dir", parent]
+        args += ["--ro-bind", path, path]
+    args += ["--remount-ro", "/", "--chdir", "/"]
+    return args
+
+
 def _launch_bwrap(config: dict) -> None:
     bwrap = config["bwrap"]
+    keep = _interpreter_paths()
     args = [bwrap]
     job_uid = None
     if os.geteuid() == 0:
@@ -436,22 +649,38 @@ def _launch_bwrap(config: dict) -> None:
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
-        "--ro-bind",
-        "/",
-        "/",
-        "--tmpfs",
-        "/tmp",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
     ]
-    for path in config.get("keep", []):
-        if path == "/tmp" or path.startswith("/tmp/"):
-            args += ["--ro-bind", path, path]
-    inner = dict(config, stage="serve", job_uid=job_uid, private=["/tmp", "/dev/shm"], pidns=True)
+    options = frozenset(config.get("bwrap_options", []))  # what `bwrap --help` lists
+    args += bwrap_mounts(keep, int(config.get("tmpfs_mb", 256)), options)
+    inner = dict(
+        config, stage="serve", job_uid=job_uid, private=list(PRIVATE_DIRS), pidns=True, keep=keep
+    )
     args += ["--", sys.executable, "-s", "-c", _own_source(), json.dumps(inner)]
     os.execv(bwrap, args)
+
+
+def _launch_rlimits(config: dict) -> None:
+    with contextlib.suppress(SetupError):
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    keep: list[str] = []
+    if os.geteuid() == 0:
+        # Jobs run as an unprivileged uid with no capability: an interpreter under a directory
+        # that uid may not search (pyenv under /root) is shown to them through a mount namespace.
+        keep = _interpreter_paths()
+        blocking = _blocking_dirs(keep)
+        if blocking:
+            try:
+                _unshare(CLONE_NEWNS)
+                _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+                _overlay(blocking, [], keep, 1)
+            except SetupError as exc:
+                raise SetupError(
+                    f"the interpreter is under {', '.join(blocking)}, which the job uid cannot "
+                    f"search, and no mount namespace could show it ({exc}); set "
+                    "$FORKINGPATHS_SANDBOX_PYTHON to an interpreter outside private directories"
+                ) from exc
+            os.chdir("/")
+    _serve(dict(config, keep=keep))
 
 
 def _own_source() -> str:
@@ -474,37 +703,22 @@ def _announce(message: dict) -> None:
 # The warm worker
 
 
-def _world_accessible(path: str) -> bool:
-    """Can a process with no capabilities and a foreign uid reach `path`?"""
-    path = os.path.realpath(path)
-    parts = path.split("/")
-    for i in range(2, len(parts) + 1):
-        try:
-            st = os.stat("/".join(parts[:i]) or "/")
-        except OSError:
-            return False
-        if stat.S_ISDIR(st.st_mode) and not st.st_mode & stat.S_IXOTH:
-            return False
-    return True
-
-
-def _needs_read_capability() -> bool:
-    """An interpreter under a private home (pyenv in /root) is unreadable by the job uid."""
-    paths = [sys.executable, sys.prefix, sys.base_prefix, os.path.dirname(os.__file__)]
-    paths += [p for p in sys.path if p and os.path.isdir(p)]
-    return not all(_world_accessible(p) for p in paths)
-
-
 def _serve(config: dict) -> None:
     """Answer one JSON line per job line until stdin closes."""
+    subreaper = True
+    try:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a job come back here to be killed, reaped
+    except SetupError:
+        subreaper = False
     with contextlib.suppress(SetupError):
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a job come back here to be reaped
+        _prctl(PR_SET_DUMPABLE, 0)  # a job running as our own uid cannot read our memory
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.dup(1)
     os.set_inheritable(proto_out, False)
     _detach_stdio()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     state = _WorkerState(config)
+    state.subreaper = subreaper
     if config.get("pidns") and not _network_isolated():
         os.write(proto_out, b'{"ready": false, "error": "network namespace not isolated"}\n')
         return
@@ -522,16 +736,27 @@ def _serve(config: dict) -> None:
         ready["base"] = state.base
     os.write(proto_out, (json.dumps(ready) + "\n").encode())
     reader = _LineReader(proto_in)
+    me = os.getpid()
     while True:
         line = reader.readline()
         if not line:
             if not state.pidns:
                 _remove(state.base)
             return
-        job = json.loads(line)
-        result = state.run(job)
-        result["id"] = job.get("id")
+        job: dict = {}
+        try:
+            job = json.loads(line)
+            result = state.run(job)
+        except Exception as exc:
+            if os.getpid() != me:  # a job child must never answer for the worker
+                os._exit(1)
+            result = state.recover(exc)
+        result["id"] = job.get("id") if isinstance(job, dict) else None
+        if state.retire:
+            result["retire"] = True
         os.write(proto_out, (json.dumps(result) + "\n").encode())
+        if state.retire:
+            return
 
 
 class _LineReader:
@@ -551,6 +776,37 @@ class _LineReader:
         return line
 
 
+class _Tail:
+    """The last `limit` bytes of a stream, and how many bytes it carried in all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self.data = bytearray()
+        self.total = 0
+        self.eof = False
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if not self.limit:
+            return
+        if len(chunk) >= self.limit:
+            self.data = bytearray(chunk[-self.limit :])
+            return
+        self.data += chunk
+        if len(self.data) > 2 * self.limit + PIPE_BYTES:
+            del self.data[: -self.limit]
+
+    def text(self) -> str:
+        data = bytes(self.data[-self.limit :]) if self.limit else b""
+        if self.total > len(data):
+            # Cut mid-stream: drop a partial UTF-8 sequence at the start.
+            skip = 0
+            while skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
+                skip += 1
+            data = data[skip:]
+        return data.decode("utf-8", "replace")
+
+
 class _WorkerState:
     """Per-worker facts the jobs need: where to put them, which uid they run as, how to clean."""
 
@@ -559,44 +815,70 @@ class _WorkerState:
         self.python = sys.executable
         self.pidns = bool(config.get("pidns"))
         self.private = list(config.get("private", []))
+        self.keep = [str(path) for path in config.get("keep", [])]
         self.hash_seed = str(config.get("hash_seed", "0"))
         job_uid = config.get("job_uid")
         if job_uid is None and not self.pidns and os.geteuid() == 0:
             job_uid = UID_BASE + os.getpid()  # rlimits as root: a uid no other process has
         self.job_uid = job_uid
-        self.read_cap = job_uid is not None and _needs_read_capability()
+        self.shared_tmp = not self.pidns and job_uid is not None  # rlimits as root
+        self.retire = False
+        self.subreaper = False
         self.base = "/tmp" if self.pidns else tempfile.mkdtemp(prefix="forkingpaths-sandbox-")
         os.chmod(self.base, 0o711 if not self.pidns else 0o1777)
 
     def run(self, job: dict) -> dict:
         jobdir = os.path.join(self.base, "job")
-        outdir = os.path.join(self.base, ".out")
-        for path in (jobdir, outdir):
-            _remove(path)
-            os.mkdir(path, 0o700)
+        _remove(jobdir)
+        os.mkdir(jobdir, 0o700)
         if self.job_uid is not None:
             os.chown(jobdir, self.job_uid, self.job_uid)
         main_path = os.path.join(jobdir, "main.py")
-        with open(main_path, "w", encoding="utf-8") as fh:
+        # A lone surrogate is written as the bytes a fresh interpreter would refuse (SyntaxError);
+        # the harness compiles the text and refuses it the same way.
+        with open(main_path, "w", encoding="utf-8", errors="surrogatepass") as fh:
             fh.write(job["program"])
         if self.job_uid is not None:
             os.chown(main_path, self.job_uid, self.job_uid)
-        out_path, err_path = os.path.join(outdir, "stdout"), os.path.join(outdir, "stderr")
-        report_r, report_w = os.pipe()
-        started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            os.close(report_r)
-            _child(job, self, jobdir, main_path, out_path, err_path, report_w)
-        os.close(report_w)
-        wall = float(job["wall_s"])
-        status, usage, timed_out = _wait(pid, wall)
-        duration = time.monotonic() - started
-        self.kill_leftovers(pid)
-        report = _read_report(report_r)
-        os.close(report_r)
         limit = int(job["output_bytes"])
-        stdout, stderr = _tail(out_path, limit), _tail(err_path, limit)
+        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, report, nonce
+        (out_r, out_w), (err_r, err_w), (report_r, report_w), (nonce_r, nonce_w) = pipes
+        closing = [fd for pair in pipes for fd in pair]
+        for fd in (out_w, err_w):
+            with contextlib.suppress(OSError):
+                import fcntl
+
+                fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+        try:
+            started = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    for fd in (out_r, err_r, report_r, nonce_w):
+                        os.close(fd)
+                    _child(job, self, jobdir, main_path, (out_w, err_w, report_w, nonce_r))
+                finally:
+                    os._exit(1)
+            for fd in (out_w, err_w, report_w, nonce_r):
+                closing.remove(fd)
+                os.close(fd)
+            # Drawn after the fork: the child's copy of our memory never held it.
+            nonce = os.urandom(16).hex()
+            with contextlib.suppress(OSError):
+                os.write(nonce_w, nonce.encode())
+            closing.remove(nonce_w)
+            os.close(nonce_w)  # read once: a second reader finds end of file, not a nonce
+            streams = {out_r: _Tail(limit), err_r: _Tail(limit), report_r: _Tail(REPORT_BYTES)}
+            status, usage, timed_out = _wait(pid, float(job["wall_s"]), streams)
+            duration = time.monotonic() - started
+            self.kill_leftovers()
+            _drain(streams, OUTPUT_DRAIN_S)
+        finally:
+            for fd in closing:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        report = _trusted_report(streams[report_r].data, nonce)
+        stdout, stderr = streams[out_r].text(), streams[err_r].text()
         verdict, detail = classify(status, usage, timed_out, report, stderr, job)
         self.clean()
         return {
@@ -607,44 +889,88 @@ class _WorkerState:
             "detail": detail[-DETAIL_CHARS:],
         }
 
-    def kill_leftovers(self, pid: int) -> None:
-        """Kill and reap every process the job left behind (fork bombs, daemons)."""
+    def recover(self, exc: BaseException) -> dict:
+        """After a job failed inside the worker: nothing of it left, a RUNTIME_ERROR with why."""
+        with contextlib.suppress(Exception):
+            self.kill_leftovers()
+        with contextlib.suppress(Exception):
+            self.clean()
+        return {
+            "verdict": RUNTIME_ERROR,
+            "duration_s": 0.0,
+            "stdout_tail": "",
+            "stderr_tail": "",
+            "detail": f"the sandbox worker failed on this job: {type(exc).__name__}: {exc}"[
+                :DETAIL_CHARS
+            ],
+        }
+
+    def kill_leftovers(self) -> None:
+        """Kill and reap every process the job left behind (fork bombs, daemons), for at most
+        LEFTOVER_KILL_S; a worker that could not is retired after its answer."""
         me = os.getpid()
-        for attempt in range(2000):
-            victims = self._leftovers(pid, me)
+        deadline = time.monotonic() + LEFTOVER_KILL_S
+        attempt = 0
+        while True:
+            victims = self._leftovers(me)
             _reap()
             if not victims:
+                return
+            if time.monotonic() >= deadline:
+                self.retire = True
                 return
             if self.pidns:
                 with contextlib.suppress(OSError):
                     os.kill(-1, signal.SIGKILL)  # everything in our PID namespace but init and us
             for victim in victims:
-                with contextlib.suppress(OSError):
-                    os.kill(victim, signal.SIGKILL)
-            time.sleep(min(0.001 * (attempt + 1), 0.02))
+                _kill(victim)
+            attempt += 1
+            time.sleep(min(0.001 * attempt, 0.02))
 
-    def _leftovers(self, pid: int, me: int) -> list[int]:
-        """In a PID namespace everything but init and us; else the job uid's or session's."""
-        found = []
-        for entry in _proc_pids():
-            if entry == me or (self.pidns and entry == 1):
-                continue
-            if self.pidns:
-                found.append(entry)
-            elif self.job_uid is not None:
-                if _real_uid(entry) == self.job_uid:
-                    found.append(entry)
-            elif _session(entry) == pid:
-                found.append(entry)
-        return found
+    def _leftovers(self, me: int) -> list[int]:
+        """In a PID namespace everything but init and us; else every live process below us (we
+        are a subreaper: orphans of a job, double-forked or in a new session, are reparented to
+        us; where we could not become one, every process of the job uid too)."""
+        table = _process_table()
+        if self.pidns:
+            return [pid for pid, (_, state) in table.items() if pid not in (1, me) and state != "Z"]
+        below, frontier = set(), {me}
+        while frontier:
+            frontier = {pid for pid, (ppid, _) in table.items() if ppid in frontier} - below
+            below |= frontier
+        if self.job_uid is not None and not self.subreaper:
+            below |= {pid for pid in table if pid != me and _real_uid(pid) == self.job_uid}
+        return sorted(pid for pid in below if table.get(pid, (0, ""))[1] != "Z")
 
     def clean(self) -> None:
-        for path in (os.path.join(self.base, "job"), os.path.join(self.base, ".out")):
-            _remove(path)
+        _remove(os.path.join(self.base, "job"))
         for directory in self.private:  # our own tmpfs: wipe what the job left anywhere in it
             with contextlib.suppress(OSError):
                 for name in os.listdir(directory):
-                    _remove(os.path.join(directory, name))
+                    path = os.path.join(directory, name)
+                    if not any(_under(keep, path) for keep in self.keep):
+                        _remove(path)
+        if self.shared_tmp:  # the host's /tmp & co: what the job uid owns there
+            for directory in PRIVATE_DIRS:
+                _remove_owned(directory, self.job_uid, depth=2)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _process_table() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state letter) of every process we can see."""
+    table = {}
+    for pid in _proc_pids():
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            table[pid] = (int(fields[1]), fields[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return table
 
 
 def _proc_pids() -> list[int]:
@@ -654,23 +980,36 @@ def _proc_pids() -> list[int]:
         return []
 
 
-def _real_uid(pid: int) -> int | None:
+def _status_fields(pid: int) -> dict[str, str]:
+    fields = {}
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
-                if line.startswith("Uid:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+                key, _, value = line.partition(":")
+                fields[key] = value.strip()
+    except OSError:
+        return {}
+    return fields
 
 
-def _session(pid: int) -> int | None:
+def _real_uid(pid: int) -> int | None:
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[3])
-    except (OSError, ValueError, IndexError):
+        return int(_status_fields(pid)["Uid"].split()[0])
+    except (KeyError, ValueError, IndexError):
         return None
+
+
+def _user_threads(uid: int) -> int:
+    """Threads (what RLIMIT_NPROC counts) of every process whose real uid is `uid`."""
+    total = 0
+    for pid in _proc_pids():
+        fields = _status_fields(pid)
+        try:
+            if int(fields["Uid"].split()[0]) == uid:
+                total += int(fields.get("Threads", "1"))
+        except (KeyError, ValueError, IndexError):
+            continue
+    return total
 
 
 def _reap() -> None:
@@ -698,67 +1037,112 @@ def _remove(path: str) -> None:
                 function(failed)
 
         shutil.rmtree(path, onerror=unlock)
+    elif os.path.lexists(path):  # a fifo, a socket
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
-def _wait(pid: int, wall: float) -> tuple[int, resource.struct_rusage | None, bool]:
-    """Wait for the job child up to `wall` seconds; kill its process group past that."""
+def _remove_owned(directory: str, uid: int, depth: int) -> None:
+    """Remove what `uid` owns in `directory`, looking into world-writable subdirectories."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if st.st_uid == uid:
+            _remove(entry.path)
+        elif depth > 1 and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+            _remove_owned(entry.path, uid, depth - 1)
+
+
+def _pump(fd: int, tail: _Tail) -> None:
+    """Read what `fd` has now into its tail; mark it at end of file."""
+    for _ in range(16):
+        try:
+            chunk = os.read(fd, PIPE_BYTES)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            tail.eof = True
+            return
+        tail.add(chunk)
+
+
+def _poll_streams(poller: select.poll, streams: dict[int, _Tail], timeout: float) -> None:
+    for fd, _ in poller.poll(max(1, math.ceil(timeout * 1000))):
+        tail = streams.get(fd)
+        if tail is not None and not tail.eof:
+            _pump(fd, tail)
+            if tail.eof:
+                poller.unregister(fd)
+
+
+def _wait(
+    pid: int, wall: float, streams: dict[int, _Tail]
+) -> tuple[int, resource.struct_rusage | None, bool]:
+    """Wait for the job child up to `wall` seconds, reading its output meanwhile; past the
+    limit kill its process group."""
     deadline = time.monotonic() + wall
-    timed_out = False
     pidfd = None
     with contextlib.suppress(OSError, AttributeError):
         pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    for fd in streams:
+        os.set_blocking(fd, False)
+        poller.register(fd, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
     try:
         while True:
             wpid, status, usage = os.wait4(pid, os.WNOHANG)
             if wpid == pid:
-                return status, usage, timed_out
+                return status, usage, False
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                timed_out = True
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+                _kill(pid)
                 _, status, usage = os.wait4(pid, 0)
-                return status, usage, timed_out
-            if pidfd is not None:
-                select.select([pidfd], [], [], remaining)
-            else:
-                time.sleep(min(remaining, 0.002))
+                return status, usage, True
+            timeout = remaining if pidfd is not None else min(remaining, 0.005)
+            _poll_streams(poller, streams, timeout)
     finally:
         if pidfd is not None:
             os.close(pidfd)
 
 
-def _read_report(fd: int) -> dict:
-    os.set_blocking(fd, False)
-    chunks = []
-    with contextlib.suppress(BlockingIOError, OSError):
-        while len(chunks) < 64:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    lines = b"".join(chunks).decode("utf-8", "replace").strip().splitlines()
-    for line in reversed(lines):  # the harness writes last; anything earlier is the program's
+def _drain(streams: dict[int, _Tail], limit_s: float) -> None:
+    """Read what is left in the pipes (the job and its leftovers are gone: writers closed)."""
+    deadline = time.monotonic() + limit_s
+    poller = select.poll()
+    for fd, tail in streams.items():
+        if not tail.eof:
+            poller.register(fd, select.POLLIN)
+    while not all(tail.eof for tail in streams.values()):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        _poll_streams(poller, streams, remaining)
+
+
+def _trusted_report(data: bytes | bytearray, nonce: str) -> dict:
+    """The harness's report: the last JSON line carrying this job's nonce (a program may write
+    anything to the pipe, but not the nonce)."""
+    lines = bytes(data).decode("utf-8", "replace").strip().splitlines()
+    for line in reversed(lines):
         try:
             report = json.loads(line)
         except ValueError:
             continue
-        if isinstance(report, dict):
+        if isinstance(report, dict) and report.get("nonce") == nonce:
             return report
     return {}
-
-
-def _tail(path: str, limit: int) -> str:
-    try:
-        with open(path, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - limit))
-            data = fh.read(limit)
-    except OSError:
-        return ""
-    return data.decode("utf-8", "replace")
 
 
 def classify(
@@ -788,9 +1172,14 @@ def classify(
         return RUNTIME_ERROR, f"killed by {name}" + (f": {detail}" if detail else "")
     code = os.waitstatus_to_exitcode(status)
     if code == 0:
-        if kind in ("", "setup") and not job.get("cold"):
-            return PASSED, "exit status 0 before the program finished (os._exit(0))"
-        return PASSED, ""
+        if kind == "done" or job.get("cold"):  # a cold job has no harness: its status decides
+            return PASSED, ""
+        if kind == "setup":
+            return RUNTIME_ERROR, "sandbox set-up failed: " + detail
+        if kind not in FAILURE_KINDS:
+            reason = detail or "exit status 0 without the harness's report: os._exit(0)?"
+            return RUNTIME_ERROR, f"exited before the tests finished ({reason})"
+        # A failure the harness saw, then status 0 (an exit handler's os._exit(0)): the failure.
     if kind == "syntax":
         return SYNTAX_ERROR, detail
     if kind == "assertion":
@@ -801,6 +1190,8 @@ def classify(
         return TIME_LIMIT_EXCEEDED, f"CPU-time limit of {job['cpu_s']} s exceeded"
     if kind == "setup":
         return RUNTIME_ERROR, "sandbox set-up failed: " + detail
+    if kind == "done":
+        return RUNTIME_ERROR, f"exit status {code} after the program finished"
     return RUNTIME_ERROR, detail or f"exit status {code}"
 
 
@@ -828,13 +1219,17 @@ def _signal_name(sig: int) -> str:
 # The job child
 
 
-def _child(job, state, jobdir, main_path, out_path, err_path, report_w) -> None:
-    """Runs in the forked child; never returns."""
+def _child(job, state, jobdir, main_path, fds) -> None:
+    """Runs in the forked child; never returns. `fds`: stdout, stderr, report, nonce."""
     code = 1
     try:
-        _prepare_child(job, state, jobdir, out_path, err_path, report_w)
+        _setup_fds(fds)
+    except BaseException:
+        os._exit(1)  # no report: fd 3 and 4 may still be the worker's own
+    try:
+        _prepare_child(job, state, jobdir)
     except BaseException as exc:
-        _report(3, {"kind": "setup", "detail": f"{type(exc).__name__}: {exc}"})
+        _report({"kind": "setup", "detail": f"{type(exc).__name__}: {exc}"})
         os._exit(1)
     try:
         if job.get("cold"):
@@ -845,22 +1240,27 @@ def _child(job, state, jobdir, main_path, out_path, err_path, report_w) -> None:
         os._exit(code)
 
 
-def _prepare_child(job, state, jobdir, out_path, err_path, report_w) -> None:
-    os.setsid()
+def _setup_fds(fds) -> None:
+    """0 /dev/null, 1 stdout, 2 stderr, 3 report, 4 nonce; every other descriptor closed."""
+    import fcntl
+
     null = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(null, 0)
-    os.dup2(out, 1)
-    os.dup2(err, 2)
-    os.dup2(report_w, 3)
-    keep = {0, 1, 2, 3}
+    # Lifted above the target numbers first, so that no dup2 below clobbers a source.
+    sources = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in (null, *fds)]
+    for target, source in enumerate(sources):  # 0 stdin, 1 stdout, 2 stderr, 3 report, 4 nonce
+        os.dup2(source, target)
+    keep = set(range(len(sources)))
     for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():
         fd = int(name)
         if fd not in keep:
             with contextlib.suppress(OSError):
                 os.close(fd)
-    os.set_inheritable(3, False)
+    os.set_inheritable(REPORT_FD, False)
+    os.set_inheritable(NONCE_FD, False)
+
+
+def _prepare_child(job, state, jobdir) -> None:
+    os.setsid()
     for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP, signal.SIGXCPU):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -886,24 +1286,22 @@ def _prepare_child(job, state, jobdir, out_path, err_path, report_w) -> None:
 
 
 def _drop_privileges(state: _WorkerState) -> None:
-    """Give up every capability; as root also the uid (keeping only read access if needed)."""
+    """Give up every capability (ambient ones included); as root also the uid."""
     # The bounding set is left alone: with no_new_privs and an empty permitted set, exec (of a
     # set-uid or file-capability binary, or as uid 0 under SECBIT_NOROOT) grants nothing.
-    keep = frozenset({CAP_DAC_READ_SEARCH}) if state.read_cap else frozenset()
+    with contextlib.suppress(SetupError):  # absent before Linux 4.3, when there are none
+        _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     if state.job_uid is None:
         with contextlib.suppress(SetupError):
             _prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED)
-        _capset(frozenset())
+        with contextlib.suppress(SetupError):
+            _prctl(PR_SET_DUMPABLE, 1)  # the worker is not; the program is, as a fresh one is
     else:
         uid = state.job_uid
-        _prctl(PR_SET_KEEPCAPS, 1)
         os.setgroups([])
         os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-        _prctl(PR_SET_KEEPCAPS, 0)
-        _capset(keep)
-        for cap in keep:  # ambient, so that programs the job execs can still reach the interpreter
-            _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap)
+        os.setresuid(uid, uid, uid)  # clears every capability set (no keepcaps)
+    _capset(frozenset())
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
@@ -912,9 +1310,9 @@ def _set_limits(job: dict, state: _WorkerState) -> None:
     file_bytes = int(job["file_mb"]) * 1024 * 1024
     nproc = int(job["nproc"])
     if state.job_uid is None:
-        # Without a uid of its own the job shares the count with its user's other processes.
-        same = sum(1 for pid in _proc_pids() if _real_uid(pid) == os.getuid())
-        nproc += same + 4
+        # Without a uid of its own the job shares the count (threads, not processes) with its
+        # user's other processes.
+        nproc += _user_threads(os.getuid()) + 4
     with contextlib.suppress(OSError, AttributeError):
         _libc().mallopt(ctypes.c_int(M_ARENA_MAX), ctypes.c_int(2))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -925,9 +1323,15 @@ def _set_limits(job: dict, state: _WorkerState) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 
-def _report(fd: int, report: dict) -> None:
+def _report(report: dict) -> None:
+    """Write the job's one report, signed with the nonce read now (the program is over)."""
+    try:
+        nonce = os.read(NONCE_FD, 64).decode("ascii", "replace")
+    except OSError:
+        nonce = ""
     with contextlib.suppress(OSError):
-        os.write(fd, ("\n" + json.dumps(report) + "\n").encode("utf-8", "replace"))
+        line = "\n" + json.dumps({**report, "nonce": nonce}) + "\n"
+        os.write(REPORT_FD, line.encode("utf-8", "replace"))
 
 
 def _run_program(job: dict, main_path: str) -> int:
@@ -935,6 +1339,7 @@ def _run_program(job: dict, main_path: str) -> int:
     import builtins
     import types
 
+    me = os.getpid()  # a forked copy that runs to the end reports nothing
     source = job["program"]
     sys.argv = [main_path]
     sys.path[0] = os.path.dirname(main_path)
@@ -946,7 +1351,7 @@ def _run_program(job: dict, main_path: str) -> int:
         text = "".join(traceback.format_exception_only(type(exc), exc))
         sys.stderr.write(text)
         sys.stderr.flush()
-        _report(3, {"kind": "syntax", "detail": text.strip()})
+        _report({"kind": "syntax", "detail": text.strip()})
         return 1
     main = types.ModuleType("__main__")
     main.__file__ = main_path
@@ -963,11 +1368,11 @@ def _run_program(job: dict, main_path: str) -> int:
         sys.stderr.write("MemoryError\n")
     except BaseException as exc:
         status, report = 1, _describe(exc, main_path, source)
-    status = _finish(status)
-    if status != 0 and report.get("kind") == "done":
-        report = {"kind": "exit", "detail": f"exit status {status}"}
-    _report(3, report)
-    return status
+    if os.getpid() == me:
+        # Before shutdown: "done" means the last top-level statement ran; what exit handlers
+        # and threads do next can only change the status.
+        _report(report)
+    return _finish(status)
 
 
 def _exit_status(exc: SystemExit) -> int:
@@ -1039,9 +1444,7 @@ def main(argv: list[str]) -> None:
         elif isolation == "bwrap":
             _launch_bwrap(config)
         else:
-            with contextlib.suppress(SetupError):
-                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            _serve(config)
+            _launch_rlimits(config)
     except SetupError as exc:
         with contextlib.suppress(OSError):
             _announce({"ready": False, "error": str(exc)})

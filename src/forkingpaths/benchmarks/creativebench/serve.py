@@ -1,12 +1,13 @@
 """An AutoCodeBench-style HTTP execution service (`POST /submit`) backed by the sandbox.
 
 Requests follow AutoCodeBench's MultiLanguageSandbox: `{"src_uid", "lang", "source_code"}`, or
-`{"src_uid", "lang", "func_code", "main_code"}` (the program is `func_code + "\\n\\n" +
-main_code`), with an optional `"request_extensions": {"timeout": seconds}`. Only Python runs here
-(`lang` "python" or "python3"). Answers carry its field names: `src_uid`, `all_code` (the joined
-program when it was spliced), `exec_cout` (stdout), `exec_outcome`, `exec_compile_message`,
-`exec_runtime_message` and `response_extensions` (`outcome`, `stdout`, `stderr`, `exec_runtime`,
-plus ours: `verdict`, `isolation`, `detail`).
+`{"src_uid", "lang", "func_code", "main_code"}` (the program is `program_text(func_code,
+main_code)`: `func_code` without its own top-level `if __name__ == "__main__":` block, a blank
+line, `main_code`), with an optional `"request_extensions": {"timeout": seconds}`. Only Python
+runs here (`lang` "python" or "python3"). Answers carry its field names: `src_uid`,
+`all_code` (the joined program when it was spliced), `exec_cout` (stdout), `exec_outcome`,
+`exec_compile_message`, `exec_runtime_message` and `response_extensions` (`outcome`, `stdout`,
+`stderr`, `exec_runtime`, plus ours: `verdict`, `isolation`, `detail`).
 
 `exec_outcome` maps our verdicts (`OUTCOMES`): PASSED, WRONG_ANSWER, TIME_LIMIT_EXCEEDED,
 MEMORY_LIMIT_EXCEEDED and RUNTIME_ERROR keep their names (the ExecEval vocabulary AutoCodeBench
@@ -14,6 +15,10 @@ inherits); SYNTAX_ERROR becomes COMPILATION_ERROR, with the error in `exec_compi
 Requests that cannot run (a missing field, another language, a bad timeout) answer
 ARGUMENT_ERROR with the reason in `exec_runtime_message`; a failure of the sandbox itself answers
 INTERNAL_ERROR with HTTP 500.
+
+A program PASSES only when it exits with status 0 having run to its last line: one that exits
+with status 0 earlier (`sys.exit(0)`, `os._exit(0)`) is a RUNTIME_ERROR, the reason in
+`exec_runtime_message`.
 """
 
 from __future__ import annotations
