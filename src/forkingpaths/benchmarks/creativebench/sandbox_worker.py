@@ -719,6 +719,7 @@ def _serve(config: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     state = _WorkerState(config)
     state.subreaper = subreaper
+    state.adopt_env()
     if config.get("pidns") and not _network_isolated():
         os.write(proto_out, b'{"ready": false, "error": "network namespace not isolated"}\n')
         return
@@ -726,7 +727,8 @@ def _serve(config: dict) -> None:
         with contextlib.suppress(ImportError):
             __import__(name)
     libc = _libc()
-    for symbol in ("prctl", "capset", "mallopt"):  # resolved once here, not in every child
+    # Resolved once here, not in every child.
+    for symbol in ("prctl", "capset", "mallopt", "close_range"):
         getattr(libc, symbol, None)
     import gc
 
@@ -826,11 +828,29 @@ class _WorkerState:
         self.subreaper = False
         self.base = "/tmp" if self.pidns else tempfile.mkdtemp(prefix="forkingpaths-sandbox-")
         os.chmod(self.base, 0o711 if not self.pidns else 0o1777)
+        jobdir = os.path.join(self.base, "job")
+        self.env = {
+            "PATH": f"{os.path.dirname(self.python)}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": jobdir,
+            "LANG": "C.UTF-8",
+            "TMPDIR": jobdir,
+            "PYTHONHASHSEED": self.hash_seed,
+            **THREAD_ENV,
+        }
+
+    def adopt_env(self) -> None:
+        """Give the worker itself the jobs' environment, once: a forked child then starts with
+        it and need not rebuild it (each job checks, and rebuilds it if it differs)."""
+        os.environ.clear()
+        os.environ.update(self.env)
 
     def run(self, job: dict) -> dict:
         jobdir = os.path.join(self.base, "job")
-        _remove(jobdir)
-        os.mkdir(jobdir, 0o700)
+        try:
+            os.mkdir(jobdir, 0o700)
+        except FileExistsError:  # left over (a failed clean): removed, then made afresh
+            _remove(jobdir)
+            os.mkdir(jobdir, 0o700)
         if self.job_uid is not None:
             os.chown(jobdir, self.job_uid, self.job_uid)
         main_path = os.path.join(jobdir, "main.py")
@@ -1250,6 +1270,10 @@ def _setup_fds(fds) -> None:
     for target, source in enumerate(sources):  # 0 stdin, 1 stdout, 2 stderr, 3 report, 4 nonce
         os.dup2(source, target)
     keep = set(range(len(sources)))
+    if _close_from(len(sources)):
+        os.set_inheritable(REPORT_FD, False)
+        os.set_inheritable(NONCE_FD, False)
+        return
     for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():
         fd = int(name)
         if fd not in keep:
@@ -1259,24 +1283,36 @@ def _setup_fds(fds) -> None:
     os.set_inheritable(NONCE_FD, False)
 
 
+def _close_from(first: int) -> bool:
+    """close_range(2): close every descriptor from `first` up, in one call; False where the
+    kernel or libc lacks it (the caller then closes them one by one)."""
+    try:
+        close_range = _libc().close_range
+    except AttributeError:
+        return False
+    close_range.argtypes = (ctypes.c_uint, ctypes.c_uint, ctypes.c_uint)
+    close_range.restype = ctypes.c_int
+    return close_range(first, 0xFFFFFFFF, 0) == 0
+
+
 def _prepare_child(job, state, jobdir) -> None:
     os.setsid()
     for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP, signal.SIGXCPU):
-        signal.signal(sig, signal.SIG_DFL)
+        if signal.getsignal(sig) is not signal.SIG_DFL:
+            signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.chdir(jobdir)
     _drop_privileges(state)
     _set_limits(job, state)
-    env = {
-        "PATH": f"{os.path.dirname(state.python)}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": jobdir,
-        "LANG": "C.UTF-8",
-        "TMPDIR": jobdir,
-        "PYTHONHASHSEED": state.hash_seed,
-        **THREAD_ENV,
-    }
-    os.environ.clear()
-    os.environ.update(env)
+    env = state.env
+    if (
+        env["HOME"] != jobdir
+        or len(os.environ) != len(env)
+        or any(os.environ.get(key) != value for key, value in env.items())
+    ):
+        env = {**env, "HOME": jobdir, "TMPDIR": jobdir}
+        os.environ.clear()
+        os.environ.update(env)
     tempfile.tempdir = None
     sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
