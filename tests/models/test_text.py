@@ -41,3 +41,12 @@ def test_strip_reasoning(reply: str, expected: str) -> None:
 
 def test_strip_reasoning_docstring_examples() -> None:
     assert doctest.testmod(text).failed == 0
+
+
+def test_json_values_reads_fences_first_then_inline_values_and_skips_deep_nesting() -> None:
+    from forkingpaths.models.text import json_values
+
+    deep = "[" * 5000 + "]" * 5000  # parses only past the recursion limit: stepped over
+    text = 'see {"a": 1} and\n```json\n[1, 2]\n```\n' + deep + ' then {"b": 2}'
+    assert json_values(text) == [[1, 2], {"a": 1}, [1, 2], {"b": 2}]
+    assert json_values("no json here") == []

@@ -1,4 +1,4 @@
-"""Helpers for reading model replies as text: reasoning blocks inline in the answer.
+"""Helpers for reading model replies as text: inline reasoning blocks, embedded JSON values.
 
 Reasoning models served without a reasoning parser (DeepSeek-R1, Qwen3 and their distillations
 behind vLLM, Ollama, llama.cpp ...) return their chain of thought inline, wrapped in
@@ -9,7 +9,9 @@ parsers strip the reasoning first with `strip_reasoning`.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 _OPEN = r"<\s*think\b[^<>]*>"
 _CLOSE = r"<\s*/\s*think\s*>"
@@ -63,3 +65,62 @@ def strip_reasoning(text: str) -> str:
             breaks = list(_BLANK_LINE.finditer(rest))
             out = rest[breaks[-1].end() :] if breaks else ""
     return out.strip() if out != text else text
+
+
+_FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+
+
+def skip_nested(text: str, start: int) -> int:
+    """The index just past the bracket that closes the `{` or `[` at `start` (strings and their
+    escapes respected), or len(text) when it never closes. Used to step over a value nested too
+    deeply for the JSON parser (RecursionError) in one go instead of retrying at each of its
+    brackets."""
+    depth = 0
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
+
+
+def json_values(text: str) -> list[Any]:
+    """JSON objects and arrays a model reply holds, in order: the content of each ``` fence
+    first, then every outermost `{...}` or `[...]` that parses anywhere in the text. A value
+    nested too deeply to parse (RecursionError) is stepped over like any unreadable text."""
+    found: list[Any] = []
+    for block in _FENCE.findall(text):
+        try:
+            found.append(json.loads(block.strip()))
+        except (ValueError, RecursionError):
+            continue
+    decoder = json.JSONDecoder()
+    index = 0
+    while index < len(text):
+        if text[index] in "{[":
+            try:
+                value, end = decoder.raw_decode(text, index)
+            except ValueError:
+                index += 1
+                continue
+            except RecursionError:
+                index = skip_nested(text, index)
+                continue
+            found.append(value)
+            index = end
+        else:
+            index += 1
+    return found

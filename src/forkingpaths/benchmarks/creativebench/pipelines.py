@@ -32,6 +32,7 @@ from forkingpaths.benchmarks.creativebench.tasks import (
 from forkingpaths.core.errors import ConfigError, InvalidFile, SpecMismatch, shown
 from forkingpaths.core.records import ModelCallRecord, ModelOptions
 from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.models.text import json_values
 
 if TYPE_CHECKING:
     from forkingpaths.benchmarks.creativebench.constraints import JudgeResult
@@ -291,30 +292,6 @@ def first_code(text: str, language: str = "python") -> str | None:
         if tag in wanted and code.strip():
             return code
     return blocks[0][1] if blocks and blocks[0][1].strip() else None
-
-
-def json_values(text: str) -> list[Any]:
-    """JSON values of `text`: fenced blocks first, then objects and arrays found inline."""
-    found: list[Any] = []
-    for _, block in code_blocks(text):
-        try:
-            found.append(json.loads(block))
-        except ValueError:
-            continue
-    decoder = json.JSONDecoder()
-    index = 0
-    while index < len(text):
-        if text[index] in "{[":
-            try:
-                value, end = decoder.raw_decode(text, index)
-            except ValueError:
-                index += 1
-                continue
-            found.append(value)
-            index = end
-        else:
-            index += 1
-    return found
 
 
 def top_level_functions(code: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:

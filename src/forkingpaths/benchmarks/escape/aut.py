@@ -22,17 +22,14 @@ from typing import Any
 import yaml
 
 from forkingpaths.benchmarks.escape import aut_prompts as prompts
-from forkingpaths.benchmarks.escape.judge import (
-    consult_judge,
-    json_values,
-    scores_from_object,
-)
+from forkingpaths.benchmarks.escape.judge import consult_judge, scores_from_object
 from forkingpaths.core.agent import Agent, Decision
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
 from forkingpaths.core.env import Env, Observation, Step
 from forkingpaths.core.errors import ConfigError, InvalidFile, ResetNeeded, shown
 from forkingpaths.core.records import EpisodeRecord, ModelCallRecord, StepRecord
 from forkingpaths.models.base import ChatModel, Message, ModelParams
+from forkingpaths.models.text import json_values
 
 AUT_CRITERIA = ("originality", "elaboration")
 """What the AUT judge rates (App. D.6)."""

@@ -25,6 +25,7 @@ from forkingpaths.benchmarks.escape import judge_prompts as prompts
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.models.text import json_values
 
 if TYPE_CHECKING:
     from forkingpaths.core.records import StepRecord
@@ -98,32 +99,6 @@ class JudgeVerdict:
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
-
-
-def json_values(text: str) -> list[Any]:
-    """JSON objects and arrays found in `text`, in order: fenced blocks first, then any that
-    start at a `{` or `[` elsewhere (each outermost value once)."""
-    found: list[Any] = []
-    decoder = json.JSONDecoder()
-    for block in _FENCE.findall(text):
-        try:
-            found.append(json.loads(block.strip()))
-        except ValueError:
-            continue
-    index = 0
-    while index < len(text):
-        if text[index] in "{[":
-            try:
-                value, end = decoder.raw_decode(text, index)
-            except ValueError:
-                index += 1
-                continue
-            if isinstance(value, dict | list):
-                found.append(value)
-            index = end
-        else:
-            index += 1
-    return found
 
 
 def _score_value(criterion: str, value: Any) -> tuple[int | None, str]:

@@ -45,7 +45,7 @@ from forkingpaths.benchmarks.turtlesoup.evaluation_prompts import (
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.text import strip_reasoning
+from forkingpaths.models.text import skip_nested, strip_reasoning
 
 if TYPE_CHECKING:
     from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
@@ -308,33 +308,6 @@ def metrics_from_evaluation(ev: Evaluation | Mapping[str, Any]) -> dict[str, Any
 # ---- reading judge replies ----
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
-
-
-def skip_nested(text: str, start: int) -> int:
-    """The index just past the bracket that closes the `{` or `[` at `start` (strings and their
-    escapes respected), or len(text) when it never closes. Used to step over a value nested too
-    deeply for the JSON parser (RecursionError) in one go instead of retrying at each of its
-    brackets."""
-    depth = 0
-    in_string = escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return len(text)
 
 
 def json_objects(text: str) -> list[dict[str, Any]]:

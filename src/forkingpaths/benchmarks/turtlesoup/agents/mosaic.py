@@ -13,14 +13,13 @@ from typing import Any
 
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.dialogue import question_key
-from forkingpaths.benchmarks.turtlesoup.evaluation import skip_nested
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.base import ChatModel, Message, ModelParams
-from forkingpaths.models.text import strip_reasoning
+from forkingpaths.models.text import skip_nested, strip_reasoning
 
 INITIAL_CONFIDENCE = 0.5
 """Policy confidence c at the start of a game (§4.1)."""
