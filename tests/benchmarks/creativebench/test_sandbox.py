@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import json
 import logging
+import marshal
 import os
 import shutil
 import signal
@@ -610,3 +611,70 @@ def test_worker_verdict_names_match_the_enum() -> None:
         sandbox_worker.SYNTAX_ERROR,
     }
     assert names == {str(v) for v in Verdict}
+
+
+def test_the_serve_stage_starts_from_marshalled_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = Path(sandbox_worker.__file__).read_text(encoding="utf-8")
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-s", "-c", source, "{}"])
+    command = sandbox_worker._serve_command({"isolation": "rlimits"})
+    assert command[:4] == [sys.executable, "-s", "-c", sandbox_worker.SERVE_BOOTSTRAP]
+    assert json.loads(command[4]) == {"isolation": "rlimits", "stage": "serve"}
+    fd = int(command[5])
+    try:
+        assert os.get_inheritable(fd)  # it must reach the exec'd interpreter
+        namespace: dict = {"__name__": "not_main"}
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            exec(marshal.load(fh), namespace)  # the bootstrap's load, without running main()
+        assert namespace["SERVE_BOOTSTRAP"] == sandbox_worker.SERVE_BOOTSTRAP
+        assert callable(namespace["_serve"])
+    finally:
+        os.close(fd)
+
+
+def test_the_serve_stage_falls_back_to_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = Path(sandbox_worker.__file__).read_text(encoding="utf-8")
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-s", "-c", source, "{}"])
+
+    def no_memfd(name: str, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "memfd_create", no_memfd)
+    command = sandbox_worker._serve_command({"isolation": "rlimits"})
+    assert command == [
+        sys.executable,
+        "-s",
+        "-c",
+        source,
+        '{"isolation": "rlimits", "stage": "serve"}',
+    ]
+
+
+def _children_left_checks() -> None:
+    """Runs in a fresh child of the test process, which starts with no children of its own."""
+    assert not sandbox_worker._children_left()
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.2)
+        os._exit(0)
+    assert sandbox_worker._children_left()  # running
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+    assert sandbox_worker._children_left()  # a zombie, which the check does not reap
+    os.waitpid(pid, 0)
+    assert not sandbox_worker._children_left()
+
+
+def test_children_left_sees_running_and_zombie_children() -> None:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _children_left_checks()
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -3,6 +3,9 @@
 Standard library only: this module runs under whatever interpreter `sandbox_python()` names
 (usually `.sandbox-venv`, which does not have forkingpaths installed). `sandbox.py` starts it as
 `python -s -c <this source> <config JSON>`, so nothing here is read from disk after start-up.
+The launcher starts the worker (the serve stage) from this module's code object, marshalled into
+a memory file (`SERVE_BOOTSTRAP`): compiling the source in the worker would leave megabytes of
+parser garbage in its heap, which every job's fork copies and every job's exit unmaps.
 
 Process layout per isolation level (the parent talks JSON lines with the worker over its stdin and
 stdout; the worker forks one child per job and the child runs the program in-process):
@@ -46,6 +49,7 @@ import contextlib
 import ctypes
 import functools
 import json
+import marshal
 import math
 import os
 import resource
@@ -105,6 +109,15 @@ ETC_FILES = (
 
 NEVER_HIDDEN = ("/usr", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys", "/lib", "/lib64")
 """Directories (and their ancestors) that a hide request from the parent may not cover."""
+
+SERVE_BOOTSTRAP = (
+    "import marshal, os, sys\n"
+    "with os.fdopen(int(sys.argv.pop(2)), 'rb') as fh:\n"
+    "    code = marshal.load(fh)\n"
+    "exec(code, {'__name__': '__main__', '__builtins__': __builtins__})\n"
+)
+"""The serve stage's `-c` program: load this module's code from the memory file whose descriptor
+follows the config on the command line, and run it as the worker."""
 
 PRELOADED = (
     "abc",
@@ -581,8 +594,7 @@ def _init_process(config: dict) -> None:
         os._exit(1)
     worker = os.fork()
     if worker == 0:
-        _serve(config)
-        os._exit(0)
+        _exec_serve(config)
     _detach_stdio()
     while True:
         try:
@@ -655,7 +667,7 @@ def _launch_bwrap(config: dict) -> None:
     inner = dict(
         config, stage="serve", job_uid=job_uid, private=list(PRIVATE_DIRS), pidns=True, keep=keep
     )
-    args += ["--", sys.executable, "-s", "-c", _own_source(), json.dumps(inner)]
+    args += ["--", *_serve_command(inner)]
     os.execv(bwrap, args)
 
 
@@ -680,12 +692,36 @@ def _launch_rlimits(config: dict) -> None:
                     "$FORKINGPATHS_SANDBOX_PYTHON to an interpreter outside private directories"
                 ) from exc
             os.chdir("/")
-    _serve(dict(config, keep=keep))
+    _exec_serve(dict(config, keep=keep))
 
 
 def _own_source() -> str:
     argv = sys.orig_argv
     return argv[argv.index("-c") + 1]
+
+
+def _serve_command(config: dict) -> list[str]:
+    """The command line of the serve stage: the bootstrap and an inherited memory file holding
+    our code, marshalled; our source again where no memory file can be made."""
+    config = dict(config, stage="serve")
+    try:
+        code = compile(_own_source(), "<sandbox-worker>", "exec", dont_inherit=True)
+        fd = os.memfd_create("forkingpaths-sandbox-worker", 0)
+    except (AttributeError, OSError):
+        return [sys.executable, "-s", "-c", _own_source(), json.dumps(config)]
+    with contextlib.suppress(OSError):
+        os.write(fd, marshal.dumps(code))
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.set_inheritable(fd, True)
+        return [sys.executable, "-s", "-c", SERVE_BOOTSTRAP, json.dumps(config), str(fd)]
+    os.close(fd)
+    return [sys.executable, "-s", "-c", _own_source(), json.dumps(config)]
+
+
+def _exec_serve(config: dict) -> None:
+    """Become the serve stage (same pid, namespaces, limits and descriptors); never returns."""
+    command = _serve_command(config)
+    os.execv(command[0], command)
 
 
 def _detach_stdio() -> None:
@@ -928,6 +964,10 @@ class _WorkerState:
     def kill_leftovers(self) -> None:
         """Kill and reap every process the job left behind (fork bombs, daemons), for at most
         LEFTOVER_KILL_S; a worker that could not is retired after its answer."""
+        if self.subreaper and not _children_left():
+            # Every process a job makes stays below us (orphans come back to a subreaper), so
+            # with no child left there is nothing to kill: no scan of /proc on the common path.
+            return
         me = os.getpid()
         deadline = time.monotonic() + LEFTOVER_KILL_S
         attempt = 0
@@ -1030,6 +1070,15 @@ def _user_threads(uid: int) -> int:
         except (KeyError, ValueError, IndexError):
             continue
     return total
+
+
+def _children_left() -> bool:
+    """Has this process any child, running or a zombie (none are reaped here)?"""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
 
 
 def _reap() -> None:
