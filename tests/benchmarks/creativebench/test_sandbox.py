@@ -678,3 +678,85 @@ def test_children_left_sees_running_and_zombie_children() -> None:
         os._exit(0)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+STREAM_PROBE = """
+import json, sys
+streams = (sys.stdin, sys.stdout, sys.stderr)
+assert streams == (sys.__stdin__, sys.__stdout__, sys.__stderr__)
+facts = [
+    [s.fileno(), s.encoding, s.errors, s.line_buffering, s.write_through, s.seekable(), s.mode]
+    for s in streams
+]
+facts.append(sys.stdin.read())
+sys.stderr.write(json.dumps(facts))
+"""
+
+
+@pytest.mark.parametrize("isolation", ["auto", "rlimits"])
+async def test_standard_streams_are_those_of_a_fresh_interpreter(isolation: str) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+    fresh = subprocess.run(
+        [sys.executable, "-s", "-c", STREAM_PROBE],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    sandbox = await started(isolation)
+    try:
+        result = await sandbox.run(STREAM_PROBE, "")
+    finally:
+        await sandbox.aclose()
+    assert result.verdict == Verdict.PASSED, result.detail
+    assert json.loads(result.stderr_tail) == json.loads(fresh.stderr)
+
+
+async def test_what_a_job_left_unflushed_never_reaches_the_next() -> None:
+    sandbox = await started("auto")
+    try:
+        first = await sandbox.run(
+            "import os, sys\nsys.stdout.write('left in the buffer')\n"
+            "sys.stderr.write('half a line')\nos._exit(0)",
+            "",
+        )
+        second = await sandbox.run("print('second')", "")
+    finally:
+        await sandbox.aclose()
+    assert first.stdout_tail == "" and first.stderr_tail == ""
+    assert (second.verdict, second.stdout_tail, second.stderr_tail) == (
+        Verdict.PASSED,
+        "second\n",
+        "",
+    )
+
+
+def _setup_fds_checks() -> None:
+    """Runs in a fresh child: the job's pipes on the lowest descriptors, where a plain dup2 onto
+    0-4 would clobber one before it is moved."""
+    for fd in range(5):
+        os.close(fd)
+    pipes = [os.pipe() for _ in range(4)]  # (0, 1), (2, 3), (4, 5), (6, 7)
+    (_, out_w), (_, err_w), (_, rep_w), (nonce_r, nonce_w) = pipes
+    os.write(nonce_w, b"nonce")
+    wanted = [os.fstat(fd).st_ino for fd in (out_w, err_w, rep_w, nonce_r)]
+    sandbox_worker._setup_fds(-1, (out_w, err_w, rep_w, nonce_r))
+    assert [os.fstat(fd).st_ino for fd in (1, 2, 3, 4)] == wanted
+    # Only 0-4 are left: the read ends are gone with the rest.
+    assert sorted(int(name) for name in os.listdir("/proc/self/fd")) == [0, 1, 2, 3, 4, 5]
+    assert os.read(0, 10) == b""  # /dev/null
+    assert os.read(sandbox_worker.NONCE_FD, 10) == b"nonce"
+    assert not os.get_inheritable(sandbox_worker.REPORT_FD)
+
+
+def test_job_descriptors_are_placed_without_clobbering() -> None:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _setup_fds_checks()
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -45,6 +45,7 @@ stdout and stderr go through pipes the worker reads while the job runs, keeping 
 
 from __future__ import annotations
 
+import _signal
 import contextlib
 import ctypes
 import functools
@@ -54,13 +55,9 @@ import math
 import os
 import resource
 import select
-import shutil
 import signal
-import socket
 import stat
-import struct
 import sys
-import tempfile
 import time
 
 PASSED = "PASSED"
@@ -255,7 +252,21 @@ class _MountAttr(ctypes.Structure):
 
 @functools.cache
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+    libc = ctypes.CDLL(None, use_errno=True)
+    # Declared once: a job child then calls these without building ctypes arguments.
+    libc.prctl.argtypes = (
+        ctypes.c_int,
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+    )
+    libc.capset.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    with contextlib.suppress(AttributeError):  # glibc only
+        libc.mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    with contextlib.suppress(AttributeError):  # glibc 2.34+
+        libc.close_range.argtypes = (ctypes.c_uint, ctypes.c_uint, ctypes.c_uint)
+    return libc
 
 
 def _check(result: int, what: str) -> int:
@@ -266,17 +277,7 @@ def _check(result: int, what: str) -> int:
 
 
 def _prctl(option: int, arg2: int = 0, arg3: int = 0) -> int:
-    libc = _libc()
-    return _check(
-        libc.prctl(
-            ctypes.c_int(option),
-            ctypes.c_ulong(arg2),
-            ctypes.c_ulong(arg3),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-        ),
-        f"prctl({option})",
-    )
+    return _check(_libc().prctl(option, arg2, arg3, 0, 0), f"prctl({option})")
 
 
 def _unshare(flags: int) -> None:
@@ -307,7 +308,8 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     _check(result, f"mount {target}")
 
 
-def _capset(caps: frozenset[int]) -> None:
+def _capset_args(caps: frozenset[int]) -> tuple[_CapHeader, ctypes.Array]:
+    """capset(2)'s header and data giving exactly `caps` (effective, permitted, inheritable)."""
     header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     for cap in caps:
@@ -315,7 +317,12 @@ def _capset(caps: frozenset[int]) -> None:
         data[cap // 32].effective |= bit
         data[cap // 32].permitted |= bit
         data[cap // 32].inheritable |= bit
-    _check(_libc().capset(ctypes.byref(header), data), "capset")
+    return header, data
+
+
+def _capset(args: tuple[_CapHeader, ctypes.Array]) -> None:
+    header, data = args
+    _check(_libc().capset(ctypes.addressof(header), ctypes.addressof(data)), "capset")
 
 
 def _write(path: str, text: str) -> None:
@@ -553,6 +560,8 @@ def _hide_requests(config: dict) -> list[str]:
 def _loopback_up() -> None:
     """A private loopback, as bubblewrap gives: programs may serve themselves on 127.0.0.1."""
     import fcntl
+    import socket
+    import struct
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack("16sH14x", b"lo", 0)
@@ -561,7 +570,16 @@ def _loopback_up() -> None:
 
 
 def _network_isolated() -> bool:
-    return {name for _, name in socket.if_nameindex()} <= {"lo"}
+    """Is loopback the only network interface? Read from /proc, so that the worker need not
+    import socket (every module it holds is copied by each job's fork)."""
+    try:
+        with open("/proc/self/net/dev") as fh:
+            names = {line.split(":", 1)[0].strip() for line in fh.readlines()[2:]}
+    except OSError:
+        import socket
+
+        names = {name for _, name in socket.if_nameindex()}
+    return names <= {"lo"}
 
 
 def _launch_namespaces(config: dict) -> None:
@@ -753,19 +771,25 @@ def _serve(config: dict) -> None:
     os.set_inheritable(proto_out, False)
     _detach_stdio()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Inherited by every job child, which then need not set them itself: nothing gained on exec
+    # (no set-uid, no file capabilities) and no ambient capabilities.
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    with contextlib.suppress(SetupError):  # absent before Linux 4.3, when there are none
+        _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    with contextlib.suppress(AttributeError):
+        # Few malloc arenas, so that a job's threads do not reserve address space past its limit.
+        _libc().mallopt(M_ARENA_MAX, 2)
     state = _WorkerState(config)
     state.subreaper = subreaper
     state.adopt_env()
+    state.null_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    state.std_streams = _std_streams()
     if config.get("pidns") and not _network_isolated():
         os.write(proto_out, b'{"ready": false, "error": "network namespace not isolated"}\n')
         return
     for name in PRELOADED:
         with contextlib.suppress(ImportError):
             __import__(name)
-    libc = _libc()
-    # Resolved once here, not in every child.
-    for symbol in ("prctl", "capset", "mallopt", "close_range"):
-        getattr(libc, symbol, None)
     import gc
 
     gc.freeze()  # the collector of a child then leaves the worker's objects (and pages) alone
@@ -862,7 +886,16 @@ class _WorkerState:
         self.shared_tmp = not self.pidns and job_uid is not None  # rlimits as root
         self.retire = False
         self.subreaper = False
-        self.base = "/tmp" if self.pidns else tempfile.mkdtemp(prefix="forkingpaths-sandbox-")
+        if self.pidns:
+            self.base = "/tmp"
+        else:
+            import tempfile
+
+            self.base = tempfile.mkdtemp(prefix="forkingpaths-sandbox-")
+        self.env_adopted = False
+        self.null_fd = -1
+        self.std_streams: tuple = (sys.stdin, sys.stdout, sys.stderr)
+        self.no_caps = _capset_args(frozenset())
         os.chmod(self.base, 0o711 if not self.pidns else 0o1777)
         jobdir = os.path.join(self.base, "job")
         self.env = {
@@ -879,6 +912,7 @@ class _WorkerState:
         it and need not rebuild it (each job checks, and rebuilds it if it differs)."""
         os.environ.clear()
         os.environ.update(self.env)
+        self.env_adopted = True
 
     def run(self, job: dict) -> dict:
         jobdir = os.path.join(self.base, "job")
@@ -1003,7 +1037,12 @@ class _WorkerState:
         return sorted(pid for pid in below if table.get(pid, (0, ""))[1] != "Z")
 
     def clean(self) -> None:
-        _remove(os.path.join(self.base, "job"))
+        jobdir = os.path.join(self.base, "job")
+        try:  # the common case: the job left nothing but its program
+            os.unlink(os.path.join(jobdir, "main.py"))
+            os.rmdir(jobdir)
+        except OSError:
+            _remove(jobdir)
         for directory in self.private:  # our own tmpfs: wipe what the job left anywhere in it
             with contextlib.suppress(OSError):
                 for name in os.listdir(directory):
@@ -1104,6 +1143,8 @@ def _remove(path: str) -> None:
                 os.chmod(os.path.dirname(failed), 0o700)
                 os.chmod(failed, 0o700)
                 function(failed)
+
+        import shutil
 
         shutil.rmtree(path, onerror=unlock)
     elif os.path.lexists(path):  # a fifo, a socket
@@ -1292,7 +1333,7 @@ def _child(job, state, jobdir, main_path, fds) -> None:
     """Runs in the forked child; never returns. `fds`: stdout, stderr, report, nonce."""
     code = 1
     try:
-        _setup_fds(fds)
+        _setup_fds(state.null_fd, fds)
     except BaseException:
         os._exit(1)  # no report: fd 3 and 4 may still be the worker's own
     try:
@@ -1309,13 +1350,14 @@ def _child(job, state, jobdir, main_path, fds) -> None:
         os._exit(code)
 
 
-def _setup_fds(fds) -> None:
+def _setup_fds(null: int, fds) -> None:
     """0 /dev/null, 1 stdout, 2 stderr, 3 report, 4 nonce; every other descriptor closed."""
-    import fcntl
+    sources = [null if null >= 0 else os.open(os.devnull, os.O_RDONLY), *fds]
+    if min(sources) < len(sources):
+        import fcntl
 
-    null = os.open(os.devnull, os.O_RDONLY)
-    # Lifted above the target numbers first, so that no dup2 below clobbers a source.
-    sources = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in (null, *fds)]
+        # Lifted above the target numbers first, so that no dup2 below clobbers a source.
+        sources = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in sources]
     for target, source in enumerate(sources):  # 0 stdin, 1 stdout, 2 stderr, 3 report, 4 nonce
         os.dup2(source, target)
     keep = set(range(len(sources)))
@@ -1339,43 +1381,68 @@ def _close_from(first: int) -> bool:
         close_range = _libc().close_range
     except AttributeError:
         return False
-    close_range.argtypes = (ctypes.c_uint, ctypes.c_uint, ctypes.c_uint)
-    close_range.restype = ctypes.c_int
     return close_range(first, 0xFFFFFFFF, 0) == 0
 
 
 def _prepare_child(job, state, jobdir) -> None:
     os.setsid()
-    for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP, signal.SIGXCPU):
-        if signal.getsignal(sig) is not signal.SIG_DFL:
-            signal.signal(sig, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # _signal, not signal: the latter's enum wrapping costs a fresh child more than the calls.
+    for sig in (_signal.SIGTERM, _signal.SIGCHLD, _signal.SIGHUP, _signal.SIGXCPU):
+        if _signal.getsignal(sig) != _signal.SIG_DFL:
+            _signal.signal(sig, _signal.SIG_DFL)
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     os.chdir(jobdir)
     _drop_privileges(state)
     _set_limits(job, state)
-    env = state.env
-    if (
-        env["HOME"] != jobdir
-        or len(os.environ) != len(env)
-        or any(os.environ.get(key) != value for key, value in env.items())
-    ):
-        env = {**env, "HOME": jobdir, "TMPDIR": jobdir}
+    if not state.env_adopted or state.env["HOME"] != jobdir:
         os.environ.clear()
-        os.environ.update(env)
-    tempfile.tempdir = None
-    sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
-    sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-    sys.stderr = sys.__stderr__ = open(  # noqa: SIM115
-        2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False
-    )
+        os.environ.update({**state.env, "HOME": jobdir, "TMPDIR": jobdir})
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = None  # cached by the worker: the job's TMPDIR is its own directory
+    sys.stdin, sys.stdout, sys.stderr = state.std_streams
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = state.std_streams
+
+
+def _stream_codec(stream) -> dict[str, str]:
+    return {
+        "encoding": getattr(stream, "encoding", None) or "utf-8",
+        "errors": getattr(stream, "errors", None) or "strict",
+    }
+
+
+def _std_streams() -> tuple:
+    """A job's sys.stdin, stdout and stderr, made once by the worker: what a fresh interpreter
+    makes for /dev/null on 0 and pipes on 1 and 2. They are made while 1 and 2 are pipes, so that
+    they know them unseekable as they will be in the job; the worker never touches them again, so
+    every job gets them empty."""
+    read, write = os.pipe()
+    saved = (os.dup(1), os.dup(2))
+    try:
+        os.dup2(write, 1)
+        os.dup2(write, 2)
+        # Encodings and error handlers as this interpreter chose them for its own streams at
+        # start-up (the job has the same locale): UTF-8 with surrogateescape under C.UTF-8.
+        streams = (
+            open(0, closefd=False, **_stream_codec(sys.__stdin__)),  # noqa: SIM115
+            open(1, "w", closefd=False, **_stream_codec(sys.__stdout__)),  # noqa: SIM115
+            open(  # noqa: SIM115
+                2, "w", buffering=1, closefd=False, **_stream_codec(sys.__stderr__)
+            ),
+        )
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, read, write):
+            os.close(fd)
+    return streams
 
 
 def _drop_privileges(state: _WorkerState) -> None:
-    """Give up every capability (ambient ones included); as root also the uid."""
+    """Give up every capability; as root also the uid (no_new_privs and an empty ambient set
+    come from the worker, which set them once)."""
     # The bounding set is left alone: with no_new_privs and an empty permitted set, exec (of a
     # set-uid or file-capability binary, or as uid 0 under SECBIT_NOROOT) grants nothing.
-    with contextlib.suppress(SetupError):  # absent before Linux 4.3, when there are none
-        _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     if state.job_uid is None:
         with contextlib.suppress(SetupError):
             _prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED)
@@ -1386,8 +1453,7 @@ def _drop_privileges(state: _WorkerState) -> None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)  # clears every capability set (no keepcaps)
-    _capset(frozenset())
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _capset(state.no_caps)
 
 
 def _set_limits(job: dict, state: _WorkerState) -> None:
@@ -1398,8 +1464,6 @@ def _set_limits(job: dict, state: _WorkerState) -> None:
         # Without a uid of its own the job shares the count (threads, not processes) with its
         # user's other processes.
         nproc += _user_threads(os.getuid()) + 4
-    with contextlib.suppress(OSError, AttributeError):
-        _libc().mallopt(ctypes.c_int(M_ARENA_MAX), ctypes.c_int(2))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
