@@ -10,8 +10,8 @@ rlimits, `--workers` at a time, side by side in one run:
   cheapest way: a `preexec_fn` would make `subprocess` fork this whole process instead of
   vfork-ing it (about a fifth slower here); without `prlimit` it falls back to `preexec_fn`.
 - fresh+launcher: our launcher per test (the worker's isolation set-up, exactly as the pool has it)
-  running the program in a newly exec'd interpreter: same isolation and limits as warm, plus one
-  more interpreter start-up than `fresh`.
+  running the program in a newly exec'd interpreter: same isolation and limits as warm, but two
+  more interpreter start-ups than `fresh` (the launcher's and the worker's serve stage's).
 
 Target: warm / fresh >= 5. The machine may be busy: each round runs the three modes back to back
 and the table reports medians over rounds.

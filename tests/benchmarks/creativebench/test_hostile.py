@@ -219,8 +219,11 @@ for line in open('/proc/self/status'):
     key, _, value = line.partition(':')
     if key in ('CapInh', 'CapPrm', 'CapEff', 'CapAmb'):
         caps[key] = int(value, 16)
+    if key == 'NoNewPrivs':
+        no_new_privs = int(value)
 assert not read, read
 assert not any(caps.values()), caps
+assert no_new_privs == 1  # set once by the worker, inherited by every job
 print('checkout visible:', os.path.exists({str(HERE / "test_hostile.py")!r}))
 """
         result = await sandbox.run(program, "")

@@ -8,6 +8,7 @@ import json
 import logging
 import marshal
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -613,6 +614,28 @@ def test_worker_verdict_names_match_the_enum() -> None:
     assert names == {str(v) for v in Verdict}
 
 
+def _serve_stage_ready(command: list[str], pass_fds: tuple[int, ...] = ()) -> dict:
+    """Start the serve stage from `command` for real (rlimits), read its ready line, stop it."""
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=pass_fds,
+        env={"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"},
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        ready = json.loads(proc.stdout.readline() or b"{}")
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return ready
+
+
 def test_the_serve_stage_starts_from_marshalled_code(monkeypatch: pytest.MonkeyPatch) -> None:
     source = Path(sandbox_worker.__file__).read_text(encoding="utf-8")
     monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-s", "-c", source, "{}"])
@@ -622,13 +645,19 @@ def test_the_serve_stage_starts_from_marshalled_code(monkeypatch: pytest.MonkeyP
     fd = int(command[5])
     try:
         assert os.get_inheritable(fd)  # it must reach the exec'd interpreter
+        with pytest.raises(PermissionError):
+            os.pwrite(fd, b"x", 0)  # sealed
         namespace: dict = {"__name__": "not_main"}
         with os.fdopen(os.dup(fd), "rb") as fh:
             exec(marshal.load(fh), namespace)  # the bootstrap's load, without running main()
         assert namespace["SERVE_BOOTSTRAP"] == sandbox_worker.SERVE_BOOTSTRAP
         assert callable(namespace["_serve"])
+        os.lseek(fd, 0, os.SEEK_SET)
+        ready = _serve_stage_ready(command, pass_fds=(fd,))  # the bootstrap text itself
     finally:
         os.close(fd)
+    assert ready.get("ready") is True, ready
+    assert ready["isolation"] == "rlimits"
 
 
 def test_the_serve_stage_falls_back_to_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -647,6 +676,7 @@ def test_the_serve_stage_falls_back_to_the_source(monkeypatch: pytest.MonkeyPatc
         source,
         '{"isolation": "rlimits", "stage": "serve"}',
     ]
+    assert _serve_stage_ready(command).get("ready") is True
 
 
 def _children_left_checks() -> None:
@@ -666,6 +696,18 @@ def _children_left_checks() -> None:
     assert sandbox_worker._children_left()  # a zombie, which the check does not reap
     os.waitpid(pid, 0)
     assert not sandbox_worker._children_left()
+    if platform.machine() == "x86_64":
+        # A child cloned with exit signal 0 (raw clone(2), number 56): plain waitid misses it.
+        import ctypes
+
+        pid = ctypes.CDLL(None, use_errno=True).syscall(56, 0, 0, 0, 0, 0)
+        if pid == 0:
+            time.sleep(0.3)
+            os._exit(0)
+        assert pid > 0
+        assert sandbox_worker._children_left()
+        os.waitpid(pid, sandbox_worker.WALL)
+        assert not sandbox_worker._children_left()
 
 
 def test_children_left_sees_running_and_zombie_children() -> None:
@@ -760,3 +802,42 @@ def test_job_descriptors_are_placed_without_clobbering() -> None:
         os._exit(0)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+async def test_what_a_job_changes_in_its_process_never_reaches_the_next() -> None:
+    changes = (
+        "import os, sys, tempfile\n"
+        "os.environ['LEAK'] = '1'\n"
+        "tempfile.tempdir = '/'\n"
+        "os.chdir('/')\n"
+        "sys.stdout.reconfigure(encoding='latin-1')\n"
+        "sys.stdin.close()\n"
+        "sys.stderr.close()\n"
+        "sys.stdout = None\n"
+    )
+    probe = (
+        "import os, sys, tempfile\n"
+        "assert 'LEAK' not in os.environ\n"
+        "assert tempfile.gettempdir() == os.getcwd() == os.environ['TMPDIR']\n"
+        "assert sys.stdout.encoding == 'utf-8' and not sys.stdin.closed\n"
+        "print('clean', sys.stdin.read() == '')\n"
+    )
+    sandbox = await started("auto")
+    try:
+        changed = await sandbox.run(changes, "")
+        clean = await sandbox.run(probe, "")
+    finally:
+        await sandbox.aclose()
+    # A program that closes or drops its streams ends as it would in a fresh interpreter.
+    assert changed.verdict == Verdict.PASSED, changed.detail
+    assert (clean.verdict, clean.stdout_tail) == (Verdict.PASSED, "clean True\n"), clean.detail
+
+
+@pytest.mark.parametrize("ending", ["sys.stdout.close()", "sys.stdout = None"])
+async def test_a_program_may_close_or_drop_stdout_at_its_end(ending: str) -> None:
+    sandbox = await started("auto")
+    try:
+        result = await sandbox.run(f"import sys\nprint('x')\n{ending}\n", "")
+    finally:
+        await sandbox.aclose()
+    assert result.verdict == Verdict.PASSED, result.detail

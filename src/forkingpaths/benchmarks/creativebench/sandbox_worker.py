@@ -208,6 +208,8 @@ PR_SET_DUMPABLE = 4
 PR_SET_KEEPCAPS = 8
 PR_SET_SECUREBITS = 28
 PR_SET_CHILD_SUBREAPER = 36
+WALL = 0x40000000
+"""waitid's __WALL: wait for every child, whatever signal it reports its exit with."""
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -720,19 +722,28 @@ def _own_source() -> str:
 def _serve_command(config: dict) -> list[str]:
     """The command line of the serve stage: the bootstrap and an inherited memory file holding
     our code, marshalled; our source again where no memory file can be made."""
+    import fcntl
+
     config = dict(config, stage="serve")
+    from_source = [sys.executable, "-s", "-c", _own_source(), json.dumps(config)]
     try:
         code = compile(_own_source(), "<sandbox-worker>", "exec", dont_inherit=True)
-        fd = os.memfd_create("forkingpaths-sandbox-worker", 0)
+        fd = os.memfd_create("forkingpaths-sandbox-worker", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     except (AttributeError, OSError):
-        return [sys.executable, "-s", "-c", _own_source(), json.dumps(config)]
-    with contextlib.suppress(OSError):
-        os.write(fd, marshal.dumps(code))
+        return from_source
+    try:
+        data = memoryview(marshal.dumps(code))
+        while data:
+            data = data[os.write(fd, data) :]
+        # Sealed: nobody, not even a process that reaches it through /proc, can change it now.
+        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
         os.lseek(fd, 0, os.SEEK_SET)
         os.set_inheritable(fd, True)
-        return [sys.executable, "-s", "-c", SERVE_BOOTSTRAP, json.dumps(config), str(fd)]
-    os.close(fd)
-    return [sys.executable, "-s", "-c", _own_source(), json.dumps(config)]
+    except (AttributeError, OSError):
+        os.close(fd)
+        return from_source
+    return [sys.executable, "-s", "-c", SERVE_BOOTSTRAP, json.dumps(config), str(fd)]
 
 
 def _exec_serve(config: dict) -> None:
@@ -888,9 +899,10 @@ class _WorkerState:
         if self.pidns:
             self.base = "/tmp"
         else:
-            import tempfile
-
-            self.base = tempfile.mkdtemp(prefix="forkingpaths-sandbox-")
+            # Not tempfile.mkdtemp: tempfile imports random, whose at-fork hook every job would run.
+            tmp = os.environ.get("TMPDIR") or "/tmp"
+            self.base = os.path.join(tmp, f"forkingpaths-sandbox-{os.urandom(8).hex()}")
+            os.mkdir(self.base, 0o700)
         self.env_adopted = False
         self.null_fd = -1
         self.std_streams: tuple = (sys.stdin, sys.stdout, sys.stderr)
@@ -1113,9 +1125,10 @@ def _user_threads(uid: int) -> int:
 
 
 def _children_left() -> bool:
-    """Has this process any child, running or a zombie (none are reaped here)?"""
+    """Has this process any child, running or a zombie (none are reaped here)? __WALL: a child
+    cloned with an exit signal other than SIGCHLD counts too."""
     try:
-        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT | WALL)
     except ChildProcessError:
         return False
     return True
@@ -1558,6 +1571,13 @@ def _describe(exc: BaseException, main_path: str, source: str) -> dict:
     return {"kind": kind, "detail": text.strip()}
 
 
+def _closed(stream) -> bool:
+    try:
+        return bool(stream.closed)
+    except Exception:
+        return False
+
+
 def _finish(status: int) -> int:
     """What interpreter shutdown does: join threads, run atexit, flush; may change the status."""
     threading = sys.modules.get("threading")
@@ -1572,6 +1592,9 @@ def _finish(status: int) -> int:
     except BaseException:
         status = status or 1
     for stream in (sys.stdout, sys.stderr):
+        # As CPython's shutdown: a stream set to None or closed by the program is left alone.
+        if stream is None or _closed(stream):
+            continue
         try:
             stream.flush()
         except Exception:
