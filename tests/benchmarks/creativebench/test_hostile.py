@@ -165,7 +165,16 @@ async def test_files_left_in_shared_temporary_directories(sandbox: Sandbox, tmp_
     outside = Outside.take(tmp_path)
     tag = f"forkingpaths-left-{uuid.uuid4().hex}"
     places = [Path(d) / tag for d in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(d)]
-    program = "import os\n"
+    # A world-writable directory of someone else's, made while the worker runs: what the job puts
+    # in it must go too.
+    open_to_all = Path("/tmp") / f"forkingpaths-open-{uuid.uuid4().hex}"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o1777)
+    # (Under bwrap and namespaces the job's /tmp is its own: the directory is not there at all.)
+    leave = (
+        f"try:\n    open({str(open_to_all / tag)!r}, 'w').write('x')\nexcept OSError:\n    pass\n"
+    )
+    program = "import os\n" + leave
     for place in places:
         program += (
             f"os.mkdir({str(place)!r})\n"
@@ -173,13 +182,19 @@ async def test_files_left_in_shared_temporary_directories(sandbox: Sandbox, tmp_
             f"open({str(place) + '.txt'!r}, 'w').write('x')\n"
         )
     program += "print('left')\n"
-    result = await sandbox.run(program, "")
     try:
+        result = await sandbox.run(program, "")
         assert (result.verdict, result.stdout_tail) == (Verdict.PASSED, "left\n"), result
         for place in places:
             assert not place.exists(), place
             assert not Path(str(place) + ".txt").exists(), place
+        assert not (open_to_all / tag).exists()
+        # Again, now that the directory is known: a job that changes nothing else there.
+        again = await sandbox.run(leave, "")
+        assert again.verdict == Verdict.PASSED, again.detail
+        assert not (open_to_all / tag).exists()
     finally:
+        shutil.rmtree(open_to_all, ignore_errors=True)
         for place in places:
             shutil.rmtree(place, ignore_errors=True)
             Path(str(place) + ".txt").unlink(missing_ok=True)

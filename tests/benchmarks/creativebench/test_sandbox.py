@@ -38,6 +38,9 @@ from forkingpaths.core.errors import ConfigError, InvalidFile
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
+UNUSED_UID = 1_999_999_999
+"""A uid no file here belongs to."""
+
 FAST = Limits(wall_s=3.0, cpu_s=2.0, memory_mb=512)
 ALLOWED_ENV = {
     "PATH",
@@ -841,3 +844,79 @@ async def test_a_program_may_close_or_drop_stdout_at_its_end(ending: str) -> Non
     finally:
         await sandbox.aclose()
     assert result.verdict == Verdict.PASSED, result.detail
+
+
+def test_tmp_watch_reports_where_something_was_made(tmp_path: Path) -> None:
+    top = tmp_path / "tmp"
+    open_to_all = top / "shared"
+    open_to_all.mkdir(parents=True)
+    open_to_all.chmod(0o1777)
+    (top / "private").mkdir()
+    watch = sandbox_worker._TmpWatch.start((str(top),), uid=UNUSED_UID)
+    if watch is None:
+        pytest.skip("inotify is unavailable here")
+    try:
+        assert set(watch.watched.values()) == {str(top), str(open_to_all)}
+        assert watch.changed() == set()
+        (open_to_all / "made").write_text("x")
+        assert watch.changed() == {str(open_to_all)}
+        (top / "private" / "deeper").write_text("x")  # below depth 2, as the scan is: unseen
+        (top / "made").write_text("x")
+        os.rename(top / "made", top / "moved")
+        assert watch.changed() == {str(top)}
+        os.chmod(top / "moved", 0o600)
+        assert watch.changed() == {str(top)}
+        assert watch.changed() == set()
+        shutil.rmtree(open_to_all)
+        watch.changed()
+        assert str(open_to_all) not in watch.watched.values()  # its watch is gone
+    finally:
+        watch.close()
+
+
+def test_tmp_watch_overflow_means_scan_everything(tmp_path: Path) -> None:
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if limit > 20000:
+        pytest.skip(f"the event queue holds {limit} events: too many to fill in a test")
+    watch = sandbox_worker._TmpWatch.start((str(tmp_path),), uid=UNUSED_UID)
+    if watch is None:
+        pytest.skip("inotify is unavailable here")
+    try:
+        for i in range(limit + 10):
+            os.close(os.open(tmp_path / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o600))
+        assert watch.changed() is None
+        assert watch.changed() == set()
+    finally:
+        watch.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the shared-/tmp clean-up is rlimits as root")
+def test_rlimits_as_root_scans_only_where_something_was_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = sandbox_worker._WorkerState({"isolation": "rlimits"})
+    if state.tmp_watch is None:
+        pytest.skip("inotify is unavailable here")
+    scanned: list[str] = []
+    real = sandbox_worker._remove_owned
+
+    def counting(directory: str, uid: int, depth: int) -> list[str]:
+        scanned.append(directory)
+        return real(directory, uid, depth)
+
+    monkeypatch.setattr(sandbox_worker, "_remove_owned", counting)
+    try:
+        state.clean()  # the worker's own base directory was made in /tmp after the watch began
+        scanned.clear()
+        state.clean()
+        assert scanned == []
+        stray = Path("/tmp") / f"forkingpaths-stray-{os.getpid()}"
+        stray.write_text("x")
+        try:
+            state.clean()
+        finally:
+            stray.unlink()
+        assert scanned == ["/tmp"]
+    finally:
+        state.tmp_watch.close()
+        shutil.rmtree(state.base, ignore_errors=True)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import _signal
 import contextlib
 import ctypes
+import errno
 import functools
 import json
 import marshal
@@ -894,6 +895,7 @@ class _WorkerState:
             job_uid = UID_BASE + os.getpid()  # rlimits as root: a uid no other process has
         self.job_uid = job_uid
         self.shared_tmp = not self.pidns and job_uid is not None  # rlimits as root
+        self.tmp_watch = _TmpWatch.start(PRIVATE_DIRS, job_uid) if self.shared_tmp else None
         self.retire = False
         self.subreaper = False
         if self.pidns:
@@ -1063,8 +1065,97 @@ class _WorkerState:
                     if not any(_under(keep, path) for keep in self.keep):
                         _remove(path)
         if self.shared_tmp:  # the host's /tmp & co: what the job uid owns there
+            watch = self.tmp_watch
+            changed = watch.changed() if watch is not None else None
             for directory in PRIVATE_DIRS:
-                _remove_owned(directory, self.job_uid, depth=2)
+                if changed is not None and not any(_under(path, directory) for path in changed):
+                    continue  # nothing was made there since the last look: no scan
+                open_to_all = _remove_owned(directory, self.job_uid, depth=2)
+                if watch is not None and not watch.add_all(open_to_all):
+                    watch.close()
+                    self.tmp_watch = watch = None
+
+
+class _TmpWatch:
+    """inotify on the shared temporary directories and their world-writable subdirectories, so
+    that after a job only a directory in which something was made, moved in or had its mode
+    changed is scanned for what the job's uid left: a scan reads every entry, slow in a big /tmp.
+    Nothing a job can do there escapes these events; when they overflow, everything is scanned."""
+
+    EVENTS = 0x100 | 0x80 | 0x4  # IN_CREATE | IN_MOVED_TO | IN_ATTRIB
+    ONLY_DIRECTORIES = 0x1000000 | 0x2000000  # IN_ONLYDIR | IN_DONT_FOLLOW
+    OVERFLOW, IGNORED = 0x4000, 0x8000  # IN_Q_OVERFLOW; IN_IGNORED: the watch is gone
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.watched: dict[int, str] = {}
+
+    @classmethod
+    def start(cls, directories: tuple[str, ...], uid: int) -> _TmpWatch | None:
+        """Watching `directories` (and, after removing what `uid` owns there, their world-writable
+        subdirectories); None where inotify is unavailable (then every job scans)."""
+        try:
+            libc = _libc()
+            libc.inotify_add_watch.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
+            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except AttributeError:
+            return None
+        if fd < 0:
+            return None
+        watch = cls(fd)
+        present = [d for d in directories if os.path.isdir(d)]
+        # The directories first, then what is in them: nothing made in between goes unseen.
+        if not watch.add_all(present):
+            watch.close()
+            return None
+        for directory in present:
+            if not watch.add_all(_remove_owned(directory, uid, depth=2)):
+                watch.close()
+                return None
+        return watch
+
+    def add_all(self, directories: list[str]) -> bool:
+        known = set(self.watched.values())
+        for directory in directories:
+            if directory in known:
+                continue
+            wd = _libc().inotify_add_watch(
+                self.fd, os.fsencode(directory), self.EVENTS | self.ONLY_DIRECTORIES
+            )
+            if wd < 0:
+                if ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+                    continue  # gone, or no longer a directory: nothing to watch
+                return False  # out of watches: scan every time instead
+            self.watched[wd] = directory
+        return True
+
+    def changed(self) -> set[str] | None:
+        """The watched directories with events since the last call; None when events were lost."""
+        changed: set[str] = set()
+        lost = False
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                return None
+            offset = 0
+            while offset + 16 <= len(data):  # struct inotify_event: wd, mask, cookie, len, name
+                wd = int.from_bytes(data[offset : offset + 4], sys.byteorder, signed=True)
+                mask = int.from_bytes(data[offset + 4 : offset + 8], sys.byteorder)
+                offset += 16 + int.from_bytes(data[offset + 12 : offset + 16], sys.byteorder)
+                if mask & self.OVERFLOW:
+                    lost = True
+                elif mask & self.IGNORED:
+                    self.watched.pop(wd, None)
+                elif wd in self.watched:
+                    changed.add(self.watched[wd])
+        return None if lost else changed
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
 
 
 def _kill(pid: int) -> None:
@@ -1166,12 +1257,14 @@ def _remove(path: str) -> None:
             os.unlink(path)
 
 
-def _remove_owned(directory: str, uid: int, depth: int) -> None:
-    """Remove what `uid` owns in `directory`, looking into world-writable subdirectories."""
+def _remove_owned(directory: str, uid: int, depth: int) -> list[str]:
+    """Remove what `uid` owns in `directory`, looking into world-writable subdirectories; returns
+    the world-writable subdirectories it looked into."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
-        return
+        return []
+    open_to_all = []
     for entry in entries:
         try:
             st = entry.stat(follow_symlinks=False)
@@ -1180,7 +1273,9 @@ def _remove_owned(directory: str, uid: int, depth: int) -> None:
         if st.st_uid == uid:
             _remove(entry.path)
         elif depth > 1 and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+            open_to_all.append(entry.path)
             _remove_owned(entry.path, uid, depth - 1)
+    return open_to_all
 
 
 def _pump(fd: int, tail: _Tail) -> None:
