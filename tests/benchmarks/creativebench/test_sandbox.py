@@ -920,3 +920,95 @@ def test_rlimits_as_root_scans_only_where_something_was_made(
     finally:
         state.tmp_watch.close()
         shutil.rmtree(state.base, ignore_errors=True)
+
+
+def test_tmp_watch_follows_a_directory_renamed_and_made_afresh(tmp_path: Path) -> None:
+    top, shared = tmp_path / "tmp", tmp_path / "tmp" / "shared"
+    shared.mkdir(parents=True)
+    shared.chmod(0o1777)
+    watch = sandbox_worker._TmpWatch.start((str(top),), uid=UNUSED_UID)
+    if watch is None:
+        pytest.skip("inotify is unavailable here")
+    try:
+        os.rename(shared, top / "shared-old")
+        shared.mkdir()
+        shared.chmod(0o1777)
+        assert watch.changed() == {str(top)}
+        # What clean() does after scanning top: watch whatever is at each path now.
+        assert watch.add_top(str(top))
+        assert watch.add(sandbox_worker._remove_owned(str(top), UNUSED_UID, depth=2))
+        (shared / "made").write_text("x")
+        (top / "shared-old" / "made").write_text("x")
+        assert watch.changed() == {str(shared), str(top / "shared-old")}
+    finally:
+        watch.close()
+
+
+def test_tmp_watch_scans_what_it_cannot_watch_every_time(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link, absent = tmp_path / "link", tmp_path / "absent"
+    link.symlink_to(real)  # as /dev/shm -> /run/shm: followed, as the scan follows it
+    watch = sandbox_worker._TmpWatch.start((str(link), str(absent)), uid=UNUSED_UID)
+    if watch is None:
+        pytest.skip("inotify is unavailable here")
+    try:
+        assert watch.changed() == {str(absent)}
+        (real / "made").write_text("x")
+        assert watch.changed() == {str(link), str(absent)}
+    finally:
+        watch.close()
+
+
+def _mount_table_checks(tmp: str) -> None:
+    """Runs in a fresh child with a mount namespace of its own."""
+    sandbox_worker._unshare(sandbox_worker.CLONE_NEWNS)
+    sandbox_worker._mount(None, "/", None, sandbox_worker.MS_REC | sandbox_worker.MS_PRIVATE, None)
+    mounts = sandbox_worker._MountTableWatch()
+    assert not mounts.changed()
+    sandbox_worker._mount("tmpfs", tmp, "tmpfs", 0, "mode=1777")
+    assert mounts.changed()
+    assert not mounts.changed()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
+def test_a_mount_makes_the_tmp_watch_scan_everything(tmp_path: Path) -> None:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _mount_table_checks(str(tmp_path))
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_removal_never_opens_up_the_directory_holding_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "tmp"
+    victim = shared / "left-by-a-job"
+    (victim / "inner").mkdir(parents=True)
+    shared.chmod(0o1777)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    outside.chmod(0o644)
+    (victim / "inner" / "link").symlink_to(outside)
+    real_rmdir, real_unlink = os.rmdir, os.unlink
+
+    def failing_rmdir(path, *args, **kwargs):
+        if str(path) in (str(victim), "inner"):  # as if a concurrent job kept it non-empty
+            raise OSError(39, "Directory not empty")
+        return real_rmdir(path, *args, **kwargs)
+
+    def failing_unlink(path, *args, **kwargs):
+        if str(path) == "link":
+            raise PermissionError(13, "Permission denied")
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", failing_rmdir)
+    monkeypatch.setattr(os, "unlink", failing_unlink)
+    sandbox_worker._remove(str(victim))
+    assert shared.stat().st_mode & 0o7777 == 0o1777  # was chmod'ed 0700
+    assert outside.stat().st_mode & 0o777 == 0o644  # never through the symlink

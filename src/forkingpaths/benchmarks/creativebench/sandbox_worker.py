@@ -1071,7 +1071,9 @@ class _WorkerState:
                 if changed is not None and not any(_under(path, directory) for path in changed):
                     continue  # nothing was made there since the last look: no scan
                 open_to_all = _remove_owned(directory, self.job_uid, depth=2)
-                if watch is not None and not watch.add_all(open_to_all):
+                # Watched again after each scan: whatever inode is at each path now (a directory
+                # renamed and made afresh, or mounted over, is a new one).
+                if watch is not None and not (watch.add_top(directory) and watch.add(open_to_all)):
                     watch.close()
                     self.tmp_watch = watch = None
 
@@ -1080,15 +1082,18 @@ class _TmpWatch:
     """inotify on the shared temporary directories and their world-writable subdirectories, so
     that after a job only a directory in which something was made, moved in or had its mode
     changed is scanned for what the job's uid left: a scan reads every entry, slow in a big /tmp.
-    Nothing a job can do there escapes these events; when they overflow, everything is scanned."""
+    A top-level directory that cannot be watched (absent, refused) is scanned after every job;
+    when events overflow or the mount table changes (a mount sends no events), everything is."""
 
     EVENTS = 0x100 | 0x80 | 0x4  # IN_CREATE | IN_MOVED_TO | IN_ATTRIB
-    ONLY_DIRECTORIES = 0x1000000 | 0x2000000  # IN_ONLYDIR | IN_DONT_FOLLOW
+    ONLY_DIRECTORY, NO_FOLLOW = 0x1000000, 0x2000000  # IN_ONLYDIR, IN_DONT_FOLLOW
     OVERFLOW, IGNORED = 0x4000, 0x8000  # IN_Q_OVERFLOW; IN_IGNORED: the watch is gone
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.watched: dict[int, str] = {}
+        self.unwatchable: set[str] = set()
+        self.mounts = _MountTableWatch()
 
     @classmethod
     def start(cls, directories: tuple[str, ...], uid: int) -> _TmpWatch | None:
@@ -1103,36 +1108,45 @@ class _TmpWatch:
         if fd < 0:
             return None
         watch = cls(fd)
-        present = [d for d in directories if os.path.isdir(d)]
         # The directories first, then what is in them: nothing made in between goes unseen.
-        if not watch.add_all(present):
+        if not all(watch.add_top(directory) for directory in directories):
             watch.close()
             return None
-        for directory in present:
-            if not watch.add_all(_remove_owned(directory, uid, depth=2)):
+        for directory in directories:
+            if not watch.add(_remove_owned(directory, uid, depth=2)):
                 watch.close()
                 return None
         return watch
 
-    def add_all(self, directories: list[str]) -> bool:
-        known = set(self.watched.values())
-        for directory in directories:
-            if directory in known:
-                continue
-            wd = _libc().inotify_add_watch(
-                self.fd, os.fsencode(directory), self.EVENTS | self.ONLY_DIRECTORIES
-            )
-            if wd < 0:
-                if ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
-                    continue  # gone, or no longer a directory: nothing to watch
-                return False  # out of watches: scan every time instead
+    def add_top(self, directory: str) -> bool:
+        """Watch a top-level directory, following a symlink as its scan does; False when out of
+        watches."""
+        return self._add(directory, self.EVENTS | self.ONLY_DIRECTORY, top=True)
+
+    def add(self, directories: list[str]) -> bool:
+        """Watch world-writable subdirectories (never through a symlink); False when out of
+        watches. Asked again for a known path: the same inode keeps its watch, a new one gets
+        its own."""
+        flags = self.EVENTS | self.ONLY_DIRECTORY | self.NO_FOLLOW
+        return all(self._add(directory, flags, top=False) for directory in directories)
+
+    def _add(self, directory: str, flags: int, top: bool) -> bool:
+        wd = _libc().inotify_add_watch(self.fd, os.fsencode(directory), flags)
+        if wd >= 0:
             self.watched[wd] = directory
-        return True
+            self.unwatchable.discard(directory)
+            return True
+        if ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.ELOOP):
+            if top:
+                self.unwatchable.add(directory)  # scanned after every job instead
+            return True  # a subdirectory gone or no longer a directory: nothing to watch there
+        return False
 
     def changed(self) -> set[str] | None:
-        """The watched directories with events since the last call; None when events were lost."""
-        changed: set[str] = set()
-        lost = False
+        """The directories to scan now: where events came since the last call, and those that
+        cannot be watched; None (scan everything) when events were lost or mounts changed."""
+        changed = set(self.unwatchable)
+        lost = self.mounts.changed()
         while True:
             try:
                 data = os.read(self.fd, 65536)
@@ -1147,15 +1161,42 @@ class _TmpWatch:
                 offset += 16 + int.from_bytes(data[offset + 12 : offset + 16], sys.byteorder)
                 if mask & self.OVERFLOW:
                     lost = True
-                elif mask & self.IGNORED:
-                    self.watched.pop(wd, None)
                 elif wd in self.watched:
                     changed.add(self.watched[wd])
+                    if mask & self.IGNORED:
+                        del self.watched[wd]  # its directory is gone: rescanned, so re-watched
         return None if lost else changed
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.close(self.fd)
+        self.mounts.close()
+
+
+class _MountTableWatch:
+    """Has our mount table changed since the last call? /proc/self/mountinfo reports it as a
+    priority event to poll(2). Always yes where it cannot be watched."""
+
+    def __init__(self) -> None:
+        self.poller = select.poll()
+        try:
+            self.fd: int | None = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = None
+            return
+        self.poller.register(self.fd, select.POLLPRI)
+        self.changed()  # the first poll reports the table as new
+
+    def changed(self) -> bool:
+        if self.fd is None:
+            return True
+        return bool(self.poller.poll(0))
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
 
 
 def _kill(pid: int) -> None:
@@ -1243,10 +1284,14 @@ def _remove(path: str) -> None:
     if os.path.isdir(path):
 
         def unlock(function, failed, _exc) -> None:
-            # A job may chmod 000 its own directories; the worker restores access and retries.
+            # A job may chmod 000 its own directories: the worker restores access and retries,
+            # only to directories inside the tree it removes (never the one holding it, such as
+            # /tmp, which a concurrent job can keep non-empty) and never through a symlink.
+            for directory in (os.path.dirname(failed), failed):
+                if _under(directory, path):
+                    with contextlib.suppress(OSError):
+                        _unlock_directory(directory)
             with contextlib.suppress(OSError):
-                os.chmod(os.path.dirname(failed), 0o700)
-                os.chmod(failed, 0o700)
                 function(failed)
 
         import shutil
@@ -1255,6 +1300,15 @@ def _remove(path: str) -> None:
     elif os.path.lexists(path):  # a fifo, a socket
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def _unlock_directory(path: str) -> None:
+    """chmod 0700 the directory at `path` itself: what a symlink there points to is refused."""
+    fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)  # chmod through the descriptor (no fchmod on O_PATH)
+    finally:
+        os.close(fd)
 
 
 def _remove_owned(directory: str, uid: int, depth: int) -> list[str]:
