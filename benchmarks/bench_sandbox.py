@@ -105,31 +105,36 @@ if __name__ == "__main__":
 """
 
 
+def _rlimit_values(limits: Limits) -> dict[str, tuple[int, int]]:
+    """The sandbox's rlimits, (soft, hard), by their `prlimit` option name."""
+    cpu = max(1, int(limits.cpu_s))
+    return {
+        "cpu": (cpu, cpu + 1),
+        "as": (limits.memory_mb << 20, limits.memory_mb << 20),
+        "fsize": (limits.file_mb << 20, limits.file_mb << 20),
+        "nproc": (limits.nproc, limits.nproc),
+        "core": (0, 0),
+    }
+
+
 def _prlimit(limits: Limits) -> list[str] | None:
     """The util-linux `prlimit` prefix that sets the sandbox's rlimits, or None without it."""
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         return None
-    cpu = max(1, int(limits.cpu_s))
-    return [
-        prlimit,
-        f"--cpu={cpu}:{cpu + 1}",
-        f"--as={limits.memory_mb << 20}",
-        f"--fsize={limits.file_mb << 20}",
-        f"--nproc={limits.nproc}",
-        "--core=0",
-        "--",
-    ]
+    values = _rlimit_values(limits).items()
+    return [prlimit, *(f"--{name}={soft}:{hard}" for name, (soft, hard) in values), "--"]
 
 
 def _rlimits(limits: Limits):
+    """The same rlimits, set by a `preexec_fn` (where there is no `prlimit`)."""
+    values = {
+        getattr(resource, f"RLIMIT_{name.upper()}"): v for name, v in _rlimit_values(limits).items()
+    }
+
     def apply() -> None:
-        cpu = max(1, int(limits.cpu_s))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        for which, value in values.items():
+            resource.setrlimit(which, value)
 
     return apply
 

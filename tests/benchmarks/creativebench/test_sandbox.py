@@ -682,6 +682,20 @@ def test_the_serve_stage_falls_back_to_the_source(monkeypatch: pytest.MonkeyPatc
     assert _serve_stage_ready(command).get("ready") is True
 
 
+def _passes_in_a_fresh_child(checks, *args) -> None:
+    """Run `checks(*args)` in a forked child (which starts with no children and may change its
+    own descriptors and namespaces) and fail unless it returns."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            checks(*args)
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def _children_left_checks() -> None:
     """Runs in a fresh child of the test process, which starts with no children of its own."""
     assert not sandbox_worker._children_left()
@@ -714,15 +728,7 @@ def _children_left_checks() -> None:
 
 
 def test_children_left_sees_running_and_zombie_children() -> None:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _children_left_checks()
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    _passes_in_a_fresh_child(_children_left_checks)
 
 
 STREAM_PROBE = """
@@ -796,15 +802,7 @@ def _setup_fds_checks() -> None:
 
 
 def test_job_descriptors_are_placed_without_clobbering() -> None:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _setup_fds_checks()
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    _passes_in_a_fresh_child(_setup_fds_checks)
 
 
 async def test_what_a_job_changes_in_its_process_never_reaches_the_next() -> None:
@@ -934,9 +932,7 @@ def test_tmp_watch_follows_a_directory_renamed_and_made_afresh(tmp_path: Path) -
         shared.mkdir()
         shared.chmod(0o1777)
         assert watch.changed() == {str(top)}
-        # What clean() does after scanning top: watch whatever is at each path now.
-        assert watch.add_top(str(top))
-        assert watch.add(sandbox_worker._remove_owned(str(top), UNUSED_UID, depth=2))
+        assert watch.scan(str(top), UNUSED_UID)  # what clean() does: watches what is there now
         (shared / "made").write_text("x")
         (top / "shared-old" / "made").write_text("x")
         assert watch.changed() == {str(shared), str(top / "shared-old")}
@@ -973,15 +969,7 @@ def _mount_table_checks(tmp: str) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
 def test_a_mount_makes_the_tmp_watch_scan_everything(tmp_path: Path) -> None:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _mount_table_checks(str(tmp_path))
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    _passes_in_a_fresh_child(_mount_table_checks, str(tmp_path))
 
 
 def test_removal_never_opens_up_the_directory_holding_it(

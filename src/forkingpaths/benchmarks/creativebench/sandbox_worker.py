@@ -1070,10 +1070,9 @@ class _WorkerState:
             for directory in PRIVATE_DIRS:
                 if changed is not None and not any(_under(path, directory) for path in changed):
                     continue  # nothing was made there since the last look: no scan
-                open_to_all = _remove_owned(directory, self.job_uid, depth=2)
-                # Watched again after each scan: whatever inode is at each path now (a directory
-                # renamed and made afresh, or mounted over, is a new one).
-                if watch is not None and not (watch.add_top(directory) and watch.add(open_to_all)):
+                if watch is None:
+                    _remove_owned(directory, self.job_uid, depth=2)
+                elif not watch.scan(directory, self.job_uid):
                     watch.close()
                     self.tmp_watch = watch = None
 
@@ -1108,15 +1107,18 @@ class _TmpWatch:
         if fd < 0:
             return None
         watch = cls(fd)
-        # The directories first, then what is in them: nothing made in between goes unseen.
-        if not all(watch.add_top(directory) for directory in directories):
+        if not all([watch.scan(directory, uid) for directory in directories]):
             watch.close()
             return None
-        for directory in directories:
-            if not watch.add(_remove_owned(directory, uid, depth=2)):
-                watch.close()
-                return None
         return watch
+
+    def scan(self, directory: str, uid: int) -> bool:
+        """Watch `directory` (whatever inode is there now: a directory renamed and made afresh,
+        or mounted over, is a new one), remove what `uid` owns in it, then watch its
+        world-writable subdirectories; False when out of watches (the removal is done anyway)."""
+        watching = self.add_top(directory)  # first: nothing made during the scan goes unseen
+        open_to_all = _remove_owned(directory, uid, depth=2)
+        return watching and self.add(open_to_all)
 
     def add_top(self, directory: str) -> bool:
         """Watch a top-level directory, following a symlink as its scan does; False when out of
