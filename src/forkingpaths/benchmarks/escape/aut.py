@@ -223,8 +223,8 @@ def _listing(items: Sequence[str]) -> str:
     return "\n".join(prompts.LIST_LINE.substitute(text=t) for t in items) or prompts.NOTHING
 
 
-class AUTBaseAgent:
-    """Base (App. D.6): one call per run produces all the uses; earlier runs are not shown."""
+class _AUTAgent:
+    """What both AUT agents share: one model, its sampling parameters, no state of their own."""
 
     def __init__(
         self,
@@ -238,6 +238,13 @@ class AUTBaseAgent:
         self.params = ModelParams(
             temperature=temperature, **({"max_tokens": max_tokens} if max_tokens else {})
         )
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+
+class AUTBaseAgent(_AUTAgent):
+    """Base (App. D.6): one call per run produces all the uses; earlier runs are not shown."""
 
     def reset(self, instance: Instance, seed: int) -> None:
         """Nothing to forget: every run is answered from the task alone."""
@@ -252,27 +259,11 @@ class AUTBaseAgent:
             calls=[ModelCallRecord.from_completion(completion, purpose="act")],
         )
 
-    def state(self) -> dict[str, Any]:
-        return {}
 
-
-class AUTReDNAAgent:
+class AUTReDNAAgent(_AUTAgent):
     """ReDNA on the AUT (§5.3, App. D.6): a Diverge call conditioned only on the object proposes
     candidate uses; a Narrowing call, given the creativity criterion and the uses of the earlier
     runs of the episode (`observation.data["memory"]`), selects and elaborates them."""
-
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        temperature: float = DEFAULT_TEMPERATURE,
-        max_tokens: int | None = None,
-    ) -> None:
-        self.model = model
-        self.temperature = temperature
-        self.params = ModelParams(
-            temperature=temperature, **({"max_tokens": max_tokens} if max_tokens else {})
-        )
 
     def reset(self, instance: Instance, seed: int) -> None:
         """Nothing to forget: the memory of earlier runs comes with each observation."""
@@ -303,9 +294,6 @@ class AUTReDNAAgent:
                 ModelCallRecord.from_completion(narrow, purpose="narrow"),
             ],
         )
-
-    def state(self) -> dict[str, Any]:
-        return {}
 
 
 def _prose_before_answer(text: str) -> str:
