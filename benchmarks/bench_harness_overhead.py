@@ -20,7 +20,7 @@ from _common import mock_server_process
 
 from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel, load_policy
 from forkingpaths.runner.episode import EpisodeRunner
 from forkingpaths.runner.run import execute_run, plan_jobs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from forkingpaths.cli import main
-from forkingpaths.models.base import Completion, Message, ModelParams, ScriptedPolicy
+from forkingpaths.core.chat import Completion, Message, ModelParams, ScriptedPolicy
 
 
 class FakeChatModel:

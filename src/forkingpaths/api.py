@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from forkingpaths.core.chat import ModelParams
 from forkingpaths.core.records import (
     EpisodeRecord,
     ModelOptions,
@@ -14,7 +15,6 @@ from forkingpaths.core.records import (
     RunSpec,
 )
 from forkingpaths.core.registry import make_benchmark
-from forkingpaths.models.base import ModelParams
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import RunDirectory
 

@@ -190,9 +190,9 @@ def build_app() -> typer.Typer:
 
         Options not listed here are the benchmark's own (`--max-steps 30` = `-b max_steps=30`).
         """
+        from forkingpaths.core.chat import ModelParams
         from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
         from forkingpaths.core.registry import make_benchmark
-        from forkingpaths.models.base import ModelParams
 
         options = RunOptions(
             concurrency=concurrency,

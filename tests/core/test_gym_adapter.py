@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from forkingpaths.core.gym import to_gymnasium
 from forkingpaths.core.registry import benchmark_names, make_benchmark
+from forkingpaths.gym import to_gymnasium
 
 gymnasium = pytest.importorskip("gymnasium")
 
@@ -31,7 +31,7 @@ def test_five_tuple_and_info_data() -> None:
 
 
 def test_registered_ids_make_envs() -> None:
-    from forkingpaths.core.gym import register_envs
+    from forkingpaths.gym import register_envs
 
     ids = register_envs()
     assert {
@@ -49,7 +49,7 @@ def test_registered_ids_make_envs() -> None:
 def test_registered_game_envs_pass_check_env(env_id: str) -> None:
     from gymnasium.utils.env_checker import check_env
 
-    from forkingpaths.core.gym import register_envs
+    from forkingpaths.gym import register_envs
 
     register_envs()
     env = gymnasium.make(env_id, index=1)

@@ -8,7 +8,8 @@ import pytest
 
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import ModelOptions
-from forkingpaths.models.factory import ModelRuntime, check_model_access, make_model
+from forkingpaths.models.factory import check_model_access, make_model
+from forkingpaths.models.runtime import ModelRuntime
 
 
 @pytest.mark.skipif(importlib.util.find_spec("litellm") is not None, reason="litellm installed")

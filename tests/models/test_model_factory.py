@@ -8,13 +8,9 @@ import pytest
 
 from forkingpaths.core.errors import ConfigError, MissingAPIKey, NameNotFound
 from forkingpaths.core.records import ModelOptions, RunOptions
-from forkingpaths.models.factory import (
-    ModelRuntime,
-    check_model_access,
-    make_model,
-    parse_model_id,
-)
+from forkingpaths.models.factory import check_model_access, make_model, parse_model_id
 from forkingpaths.models.openai_compat import OpenAICompatModel
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel
 from forkingpaths.models.usage import UsageMeter
 

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.errors import ModelError
 from forkingpaths.core.records import ModelOptions
-from forkingpaths.models.base import Completion, Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime, make_model
+from forkingpaths.models.factory import make_model
 from forkingpaths.models.mockserver import MockServer, run_mock_server_in_thread
 from forkingpaths.models.openai_compat import MalformedResponse, OpenAICompatModel
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import estimate_usage
 from forkingpaths.models.usage import UsageMeter
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from forkingpaths.core.chat import Usage
 from forkingpaths.core.errors import InvalidFile
-from forkingpaths.models.base import Usage
 from forkingpaths.models.pricing import PriceTable
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from forkingpaths.core.chat import Completion, Message, ModelParams, Usage
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Completion, Message, ModelParams, Usage
 from forkingpaths.models.cache import ResponseCache, cache_key
 
 MESSAGES = [Message(role="user", content="hi")]
@@ -84,7 +84,7 @@ def test_two_processes_write_the_same_file(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite"
     writer = textwrap.dedent(
         f"""
-        from forkingpaths.models.base import Completion
+        from forkingpaths.core.chat import Completion
         from forkingpaths.models.cache import ResponseCache
         cache = ResponseCache({str(path)!r})
         for i in range(200):

@@ -8,10 +8,10 @@ from email.utils import format_datetime
 
 import pytest
 
+from forkingpaths.core.chat import Message
 from forkingpaths.core.errors import ConfigError, ModelError
 from forkingpaths.core.records import ModelOptions
-from forkingpaths.models.base import Message
-from forkingpaths.models.factory import ModelRuntime, make_model
+from forkingpaths.models.factory import make_model
 from forkingpaths.models.mockserver import MockServer
 from forkingpaths.models.openai_compat import classify_openai_error
 from forkingpaths.models.retry import (
@@ -20,6 +20,7 @@ from forkingpaths.models.retry import (
     call_with_retries,
     retry_after_from_headers,
 )
+from forkingpaths.models.runtime import ModelRuntime
 
 
 class Transient(Exception):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
-from forkingpaths.models.base import Completion, Message, ModelParams
 from forkingpaths.models.factory import RunParamsModel
 from forkingpaths.models.mockserver import MockServer
 from forkingpaths.runner.run import execute_run

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from forkingpaths.core import registry
+from forkingpaths.core.chat import Message, ModelParams, ScriptedPolicy
 from forkingpaths.core.records import ModelOptions
-from forkingpaths.models.base import Message, ModelParams, ScriptedPolicy
-from forkingpaths.models.factory import ModelRuntime, make_model
+from forkingpaths.models.factory import make_model
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import EchoPolicy, GarbagePolicy, estimate_usage
 from forkingpaths.models.usage import UsageMeter
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from forkingpaths.models.base import Completion, Usage
+from forkingpaths.core.chat import Completion, Usage
 from forkingpaths.models.usage import UsageMeter
 
 

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import inspect
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from forkingpaths.core.errors import ConfigError, NameNotFound
+from forkingpaths.core.agent import Agent
+from forkingpaths.core.chat import ChatModel
+from forkingpaths.core.env import Env, OrderEnforcing, TurnLimit
+from forkingpaths.core.errors import ConfigError, NameNotFound, shown
+from forkingpaths.core.protocol import StepHook, play_episode
 from forkingpaths.core.records import EpisodeRecord
-
-if TYPE_CHECKING:
-    from forkingpaths.core.agent import Agent
-    from forkingpaths.core.env import Env
-    from forkingpaths.models.base import ChatModel
-
+from forkingpaths.core.registry import load_entry_point
 
 _FACTORY_ARGS = ("benchmark", "model")
 """Arguments every agent factory receives from the runner; the others are the agent's options."""
@@ -69,6 +69,43 @@ class QuickConfig:
 
 
 @dataclass(frozen=True)
+class MetricSpec:
+    """How a run-level metric reads: its label in tables and which way is better (so `compare`
+    and reports can rank runs)."""
+
+    label: str
+    """Column title (the paper's name for it)."""
+    direction: Literal["higher", "lower", "none"] = "higher"
+    """`higher` or `lower` is better; `none` for counts and descriptive figures."""
+
+
+class NoOptions(BaseModel):
+    """A benchmark without options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def check_options(model: type[BaseModel], options: Mapping[str, Any], benchmark: str) -> BaseModel:
+    """Validate a benchmark's options against its options model; a bad one is refused with one
+    line naming the option, the value received and what is allowed."""
+    try:
+        return model.model_validate(dict(options))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = ".".join(str(part) for part in error["loc"]) or "options"
+        if error["type"] == "extra_forbidden":
+            allowed = ", ".join(model.model_fields) or "(none)"
+            raise ConfigError(
+                f"{benchmark} has no option {name!r}; its options: {allowed}"
+            ) from None
+        field_info = model.model_fields.get(str(error["loc"][0])) if error["loc"] else None
+        what = f" ({field_info.description})" if field_info and field_info.description else ""
+        raise ConfigError(
+            f"{benchmark} option {name}{what}: {error['msg']}, got {shown(error.get('input'))}"
+        ) from None
+
+
+@dataclass(frozen=True)
 class PlotArtifact:
     """A figure a benchmark adds to a report."""
 
@@ -81,8 +118,10 @@ class Benchmark(ABC):
     """A named, versioned suite: instances, env construction, protocol and scoring.
 
     Subclasses set the class variables and implement `instances`, `make_env`, `episode_metrics`
-    and `aggregate`. The default protocol is one episode of `play_episode`; benchmarks with
-    multi-trial or dialogue protocols override `run_episode`.
+    and `aggregate`. Every episode is one `play_episode` over the env `make_env` builds (with the
+    protocol's role models); a protocol with attempts, a dialogue or a generate-and-execute task
+    lives in its env, and a per-step judge in `step_hook`. The runner wraps the env in
+    `OrderEnforcing` and `TurnLimit(max_steps)`.
     """
 
     id: ClassVar[str]
@@ -100,11 +139,17 @@ class Benchmark(ABC):
     quick: ClassVar[tuple[QuickConfig, ...]]
     """Runs of the offline quick suite for this benchmark (reference agents, scripted models)."""
     gym_ids: ClassVar[Mapping[str, str]] = {}
-    """Gymnasium ids this benchmark registers (`forkingpaths/Maze-L2-v0`) -> instance-id prefix."""
+    """Gymnasium ids a plugin benchmark registers (`acme/Thing-v0`) -> instance-id prefix; the
+    built-ins' are listed in `registry.GYM_IDS`, so registering them imports no benchmark."""
     cli_entry_point: ClassVar[str | None] = None
     """`module:typer_app` mounted as `forkingpaths <name> ...` (benchmark-specific commands)."""
     headline_metrics: ClassVar[tuple[str, ...]] = ()
     """Aggregate metrics shown in summary tables, in order."""
+    metric_specs: ClassVar[Mapping[str, MetricSpec]] = {}
+    """Label and direction of the run-level metrics (`aggregate`'s keys) that can rank runs."""
+    Options: ClassVar[type[BaseModel]] = NoOptions
+    """The benchmark's options as one pydantic model (extra fields forbidden): `--option` and
+    `benchmark_options` are validated against it and `self.config` holds the result."""
     model_roles: ClassVar[Mapping[str, str]] = {}
     """Models the protocol itself calls (role -> what for), e.g. a judge; the user configures
     them with `--role ROLE=MODEL` and `run_episode` receives them in `roles`."""
@@ -113,7 +158,10 @@ class Benchmark(ABC):
     symmetric design: the questioner's model also answers)."""
 
     def __init__(self, **options: Any) -> None:
-        self.options = options
+        self.config: Any = check_options(type(self).Options, options, self.name)
+        """The validated options (an instance of `Options`)."""
+        # What the user gave, as given: it goes into the RunSpec, so defaults stay out of it.
+        self.options = dict(options)
         self._instance_index: dict[str, Instance] | None = None
 
     def instance(self, instance_id: str) -> Instance:
@@ -134,22 +182,34 @@ class Benchmark(ABC):
         """All instances of a split, in a stable order."""
 
     @abstractmethod
-    def make_env(self, instance: Instance) -> Env:
-        """A fresh environment for the instance."""
+    def make_env(
+        self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
+    ) -> Env:
+        """A fresh environment for the instance. `roles` holds the configured models of
+        `model_roles` (absent roles are missing); a protocol env keeps what it calls."""
 
     def max_steps(self, instance: Instance) -> int:
         """Hard cap on steps for one episode (a safety net; envs usually truncate earlier)."""
         return 1000
 
+    def reset_options(self, instance: Instance, agent: Agent) -> dict[str, Any] | None:
+        """Options of the episode's `reset` (an ablation that an agent option switches in the
+        env, such as TurtleSoup's "w/o Key Clue"); None by default."""
+        return None
+
+    def step_hook(self, env: Env, roles: Mapping[str, ChatModel]) -> StepHook | None:
+        """A per-step hook of `play_episode` (a judge of each step); None by default."""
+        return None
+
+    def wrap_env(self, env: Env, instance: Instance) -> Env:
+        """The env as the runner plays it: ordering enforced, turns capped at `max_steps`."""
+        return OrderEnforcing(TurnLimit(env, self.max_steps(instance)))
+
     def episode_seed(self, instance: Instance, trial: int, base_seed: int) -> int:
         """Seed for one episode; stable across runs and processes."""
-        import zlib
-
         return (zlib.crc32(instance.id.encode()) + 1_000_003 * trial + base_seed) % (2**31)
 
     def make_agent(self, name: str, model: ChatModel | None, options: Mapping[str, Any]) -> Agent:
-        from forkingpaths.core.registry import load_entry_point
-
         spec = self.agent_spec(name)
         factory = load_entry_point(spec.entry_point)
         allowed = [p for p in inspect.signature(factory).parameters if p not in _FACTORY_ARGS]
@@ -188,14 +248,19 @@ class Benchmark(ABC):
         record: EpisodeRecord,
         roles: Mapping[str, ChatModel] = MappingProxyType({}),
     ) -> EpisodeRecord:
-        """Play one episode into `record` (steps, outcome). Metrics are added by the runner.
-
-        `roles` holds the configured models of `model_roles` (absent roles are missing)."""
-        from forkingpaths.core.protocol import play_episode
-
-        env = self.make_env(instance)
+        """Play one episode into `record` (steps, outcome); metrics are added by the runner.
+        Not overridden: a benchmark's protocol is its env (`make_env`), its reset options and
+        its step hook, so the contract tests exercise the code that writes the records."""
+        env = self.make_env(instance, roles)
         try:
-            await play_episode(env, agent, record, max_steps=self.max_steps(instance))
+            await play_episode(
+                self.wrap_env(env, instance),
+                agent,
+                record,
+                max_steps=self.max_steps(instance),
+                options=self.reset_options(instance, agent),
+                on_step=self.step_hook(env, roles),
+            )
         finally:
             env.close()
         return record

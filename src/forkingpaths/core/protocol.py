@@ -1,10 +1,18 @@
-"""The single-episode protocol: observe, act, step, record, until the env ends the episode."""
+"""The one episode loop: observe, act, step, record (and judge), until the env ends the episode."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.env import Env, Observation
 from forkingpaths.core.records import EpisodeRecord, StepRecord
+
+StepHook = Callable[[StepRecord], Awaitable[None]]
+"""Called with each step's record once it is appended, before the next decision: where a
+protocol judges a step from what only the record holds (the agent's thought), adding its calls
+and verdict to the record (MUTATE's Divergence Momentum judge)."""
 
 
 async def play_episode(
@@ -14,36 +22,43 @@ async def play_episode(
     *,
     max_steps: int,
     seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    on_step: StepHook | None = None,
 ) -> Observation:
-    """Run one episode into `record` and return the last observation. Exceptions from the agent
-    (model outages) propagate with the steps taken so far kept in the record.
+    """Play one episode of `env` into `record` and return the last observation.
 
-    Protocols with several plays per record (MUTATE's attempts) call it once per play: steps are
-    numbered on from those already recorded and the first play's reset is the record's initial
-    observation."""
-    observation = env.reset(seed=record.seed if seed is None else seed)
+    This is the only episode loop of the package: protocols with several attempts, dialogues
+    and generate-and-execute tasks are envs. Exceptions from the agent or the env's models
+    (outages) propagate with the steps taken so far kept in the record. Each step's record
+    holds the agent's calls followed by the env's. `max_steps` is a safety net; envs end their
+    episodes by their own rules or a TurnLimit wrapper.
+    """
+    if max_steps <= 0:
+        raise ValueError(f"max_steps must be positive, got {max_steps!r}")
+    observation = env.reset(seed=record.seed if seed is None else seed, options=options)
     if not record.steps and not record.initial_observation:
         record.initial_observation = observation.text
         record.initial_info = dict(observation.data)
     first = len(record.steps)
     for index in range(first, first + max_steps):
         decision = await agent.act(observation)
-        result = env.step(decision.action)
-        record.steps.append(
-            StepRecord(
-                index=index,
-                observation=observation.text,
-                thought=decision.thought,
-                action=decision.action,
-                feedback=result.observation.text,
-                reward=result.reward,
-                valid=bool(result.info.get("valid", True)),
-                terminated=result.terminated,
-                truncated=result.truncated,
-                info={k: v for k, v in result.info.items() if k != "valid"},
-                calls=decision.calls,
-            )
+        result = await env.astep(decision.action)
+        step = StepRecord(
+            index=index,
+            observation=observation.text,
+            thought=decision.thought,
+            action=decision.action,
+            feedback=result.observation.text,
+            reward=result.reward,
+            valid=bool(result.info.get("valid", True)),
+            terminated=result.terminated,
+            truncated=result.truncated,
+            info={k: v for k, v in result.info.items() if k != "valid"},
+            calls=[*decision.calls, *result.calls],
         )
+        record.steps.append(step)
+        if on_step is not None:
+            await on_step(step)
         observation = result.observation
         if result.done:
             break

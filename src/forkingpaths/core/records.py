@@ -7,18 +7,38 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from forkingpaths.models.base import Completion, ModelParams, Usage
+from forkingpaths.core.chat import Completion, Message, ModelParams, Usage
 
 SCHEMA_VERSION = 1
-"""Bumped whenever a record's fields change meaning; readers refuse newer versions."""
+"""Version of the run's spec (`spec.json`) and `metrics.json`; readers refuse newer versions.
+Kept apart from RECORD_SCHEMA_VERSION so a record-only change leaves run ids (a digest of the
+spec) and therefore resume of existing runs untouched."""
+
+RECORD_SCHEMA_VERSION = 2
+"""Version of an `episodes.jsonl` line. 2: model calls keep their request (messages, params)
+and finish reason, message text stored once per run in `texts.jsonl`. Version 1 lines still
+load (their calls simply have no messages)."""
 
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+class RecordedMessage(BaseModel):
+    """One message of a recorded request. In memory `content` holds the text; on disk the text
+    lives once per run in the run's text store and `chunks` lists its pieces' ids in order."""
+
+    role: str
+    """`system`, `user` or `assistant`."""
+    content: str = ""
+    """The text sent ("" while only `chunks` are loaded)."""
+    chunks: list[str] | None = None
+    """Ids of the text's pieces in the run's text store (None: `content` is the text)."""
+
+
 class ModelCallRecord(BaseModel):
-    """One call an agent made to a model while deciding a step."""
+    """One call a model was sent while a step was decided or played: by the agent, or by the
+    protocol's roles (a responder, a judge, a constraint checker)."""
 
     model: str
     """`provider/model` id."""
@@ -40,10 +60,17 @@ class ModelCallRecord(BaseModel):
     """The raw text the model returned."""
     purpose: str = "act"
     """What the call was for (an agent with several calls per step names them)."""
+    messages: list[RecordedMessage] = Field(default_factory=list)
+    """The exact messages sent, with their roles ([] in records older than schema 2)."""
+    params: ModelParams | None = None
+    """The sampling parameters sent, seed included (None in records older than schema 2)."""
+    finish_reason: str | None = None
+    """Why generation stopped, as the API said."""
 
     @classmethod
     def from_completion(cls, completion: Completion, purpose: str = "act") -> ModelCallRecord:
         u = completion.usage
+        request = completion.request
         return cls(
             model=completion.model,
             prompt_tokens=u.prompt_tokens,
@@ -55,7 +82,19 @@ class ModelCallRecord(BaseModel):
             attempts=completion.attempts,
             response=completion.text,
             purpose=purpose,
+            messages=[]
+            if request is None
+            else [RecordedMessage(role=m.role, content=m.content) for m in request.messages],
+            params=None if request is None else request.params,
+            finish_reason=completion.finish_reason,
         )
+
+    def request_messages(self) -> list[Message]:
+        """The messages as a ChatModel takes them, to send the call again (needs the text
+        loaded: `load_records` does it)."""
+        if any(m.chunks is not None for m in self.messages):
+            raise ValueError("this call's message text is not loaded; read it with load_records")
+        return [Message(role=m.role, content=m.content) for m in self.messages]  # type: ignore[arg-type]
 
 
 class StepRecord(BaseModel):
@@ -88,7 +127,7 @@ class StepRecord(BaseModel):
 class EpisodeRecord(BaseModel):
     """One finished (or errored) episode; one JSON line of `episodes.jsonl`."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = RECORD_SCHEMA_VERSION
     """Record schema version."""
     run_id: str
     """The run this episode belongs to."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -26,22 +27,82 @@ BUILTIN_BENCHMARKS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-MODEL_APIS: Mapping[str, str] = MappingProxyType(
+
+@dataclass(frozen=True)
+class ModelAPIEntry:
+    """A model provider: `module:callable` paths of its factory and of its access check."""
+
+    factory: str
+    """Called as `factory(name, options, runtime)` -> ChatModel (imports the SDK)."""
+    check: str
+    """Called as `check(name, options)`; raises ConfigError for a model that cannot work,
+    with no network call and no SDK import."""
+
+
+MODEL_APIS: Mapping[str, ModelAPIEntry] = MappingProxyType(
     {
-        "openai": "forkingpaths.models.openai_compat:make_openai",
-        "openai-compat": "forkingpaths.models.openai_compat:make_openai_compat",
-        "litellm": "forkingpaths.models.litellm_model:make_litellm",
-        "scripted": "forkingpaths.models.scripted:make_scripted",
+        "openai": ModelAPIEntry(
+            "forkingpaths.models.openai_compat:make_openai",
+            "forkingpaths.models.endpoints:check_openai",
+        ),
+        "openai-compat": ModelAPIEntry(
+            "forkingpaths.models.openai_compat:make_openai_compat",
+            "forkingpaths.models.endpoints:check_openai_compat",
+        ),
+        "litellm": ModelAPIEntry(
+            "forkingpaths.models.litellm_model:make_litellm",
+            "forkingpaths.models.endpoints:check_litellm",
+        ),
+        "scripted": ModelAPIEntry(
+            "forkingpaths.models.scripted:make_scripted",
+            "forkingpaths.models.scripted:check_scripted",
+        ),
         # A local transformers model with EvoRePE steering (the `hf` extra); CreativeBench's.
-        "hf": "forkingpaths.benchmarks.creativebench.evorepe:make_hf_model",
+        "hf": ModelAPIEntry(
+            "forkingpaths.benchmarks.creativebench.evorepe:make_hf_model",
+            "forkingpaths.benchmarks.creativebench.evorepe:check_hf_model",
+        ),
     }
 )
 
-# Policies every benchmark's tests may use; benchmarks add theirs via Benchmark.scripted_policies.
-GENERIC_SCRIPTED_POLICIES: Mapping[str, str] = MappingProxyType(
+_B = "forkingpaths.benchmarks"
+
+# Scripted policies (`scripted/<name>`): the generic ones and the built-in benchmarks', listed
+# here so building a scripted model imports only its own policy; plugin benchmarks add theirs
+# through `Benchmark.scripted_policies`.
+SCRIPTED_POLICIES: Mapping[str, str] = MappingProxyType(
     {
         "echo": "forkingpaths.models.scripted:EchoPolicy",
         "garbage": "forkingpaths.models.scripted:GarbagePolicy",
+        "griddag-frontier": f"{_B}.griddag.agents.scripted:FrontierPolicy",
+        "griddag-random": f"{_B}.griddag.agents.scripted:RandomWalkPolicy",
+        "eeb-reference": f"{_B}.eeb.agents.scripted:EEBPolicy",
+        "eeb-maze-explorer": f"{_B}.eeb.agents.scripted:MazeExplorerPolicy",
+        "eeb-match2-greedy": f"{_B}.eeb.agents.scripted:Match2GreedyPolicy",
+        "eeb-expver": f"{_B}.eeb.expver_scripted:ExpVerScriptedPolicy",
+        "escape-explorer": f"{_B}.escape.agents.scripted:EscapeExplorerPolicy",
+        "escape-judge": f"{_B}.escape.judge_scripted:DivergenceJudgePolicy",
+        "aut-scripted": f"{_B}.escape.aut_scripted:AUTScriptedPolicy",
+        "aut-judge": f"{_B}.escape.aut_scripted:AUTJudgePolicy",
+        "turtlesoup-questioner": f"{_B}.turtlesoup.agents.scripted:TurtleSoupQuestionerPolicy",
+        "turtlesoup-responder": f"{_B}.turtlesoup.responder_scripted:TurtleSoupResponderPolicy",
+        "turtlesoup-judge": f"{_B}.turtlesoup.evaluation_scripted:TurtleSoupJudgePolicy",
+        "creative-solver": f"{_B}.creativebench.agents.scripted:CreativeSolverPolicy",
+        "constraint-judge": f"{_B}.creativebench.judge_scripted:ConstraintJudgePolicy",
+        "creativebench-pipeline": f"{_B}.creativebench.pipeline_scripted:PipelinePolicy",
+    }
+)
+
+# Gymnasium ids of the built-in benchmarks -> (benchmark, instance-id prefix); kept here, not on
+# the benchmark classes, so registering them imports no benchmark code.
+GYM_IDS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        **{f"forkingpaths/Maze-L{n}-v0": ("eeb", f"maze-l{n}-") for n in (1, 2, 3)},
+        **{
+            f"forkingpaths/Match2-{d.title()}-v0": ("eeb", f"match2-{d}-")
+            for d in ("easy", "medium", "hard")
+        },
+        "forkingpaths/GridDag-v1": ("griddag", ""),
     }
 )
 
@@ -50,6 +111,16 @@ SUITES: Mapping[str, str] = MappingProxyType(
         "quick": "every registered benchmark with its reference agent and scripted model, offline",
     }
 )
+
+
+def scripted_policy_entry(name: str) -> str:
+    """The entry point of one scripted policy; a built-in name imports nothing."""
+    if name in SCRIPTED_POLICIES:
+        return SCRIPTED_POLICIES[name]
+    table = scripted_policy_table()
+    if name not in table:
+        raise NameNotFound("scripted policy", name, list(table))
+    return table[name]
 
 
 def load_entry_point(path: str) -> Any:
@@ -93,9 +164,12 @@ def benchmark_names() -> list[str]:
 
 
 def scripted_policy_table() -> dict[str, str]:
-    """Every scripted policy: the generic ones plus each benchmark's."""
-    table = dict(GENERIC_SCRIPTED_POLICIES)
+    """Every scripted policy: the built-in ones plus each plugin benchmark's (only plugins'
+    classes are imported)."""
+    table = dict(SCRIPTED_POLICIES)
     for bid, path in benchmark_table().items():
+        if bid in BUILTIN_BENCHMARKS:
+            continue
         cls = load_entry_point(path)
         for name, target in getattr(cls, "scripted_policies", {}).items():
             if name in table and table[name] != target:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Completion, Message, ModelParams
 
 logger = logging.getLogger(__name__)
 

@@ -1,105 +1,12 @@
-"""Model ids to ChatModel objects: make_model, check_model_access and ModelRuntime."""
+"""Model ids to ChatModel objects: make_model, check_model_access and RunParamsModel."""
 
 from __future__ import annotations
 
-import importlib.util
-import math
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
-
 from forkingpaths.core import registry
+from forkingpaths.core.chat import ChatModel, Completion, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, NameNotFound
-from forkingpaths.core.records import ModelOptions, RunOptions
-from forkingpaths.models.base import ChatModel, Completion, Message, ModelParams
-from forkingpaths.models.retry import RetryPolicy
-from forkingpaths.models.usage import UsageMeter
-
-CACHE_DIR_ENV = "FORKINGPATHS_CACHE_DIR"
-"""Folder of the response cache file when ModelRuntime.cache_path is not given."""
-
-CACHE_FILE = "responses.sqlite"
-
-
-@dataclass
-class ModelRuntime:
-    """How model objects execute: cache, retries, limits, prices, accounting.
-
-    None of it changes what a model answers, so it is not part of a run's identity (RunOptions
-    feeds it; RunSpec does not).
-    """
-
-    cache: bool = True
-    """Use the response cache (consulted and filled only at temperature 0)."""
-    cache_path: Path | None = None
-    """Cache file; None: $FORKINGPATHS_CACHE_DIR/responses.sqlite, else
-    ~/.cache/forkingpaths/responses.sqlite."""
-    max_retries: int = 6
-    """Retries per call after the first attempt."""
-    retry_base_delay_s: float = 0.5
-    """Backoff cap of the first retry (doubles per retry, full jitter)."""
-    retry_max_delay_s: float = 30.0
-    """Longest single wait between attempts, Retry-After included."""
-    request_timeout_s: float = 120.0
-    """Timeout of one HTTP attempt."""
-    concurrency: int = 32
-    """Requests in flight per model object."""
-    requests_per_minute: float | None = None
-    """Request rate limit per model object (None: unlimited)."""
-    prices_path: Path | str | None = None
-    """User price YAML overriding the shipped table (None: $FORKINGPATHS_PRICES if set)."""
-    jitter_seed: int | None = None
-    """Seed of the backoff-jitter RNG each model owns (None: seeded from the OS)."""
-    meter: UsageMeter = field(default_factory=UsageMeter)
-    """Running totals every model built with this runtime adds to."""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.concurrency, int) or self.concurrency < 1:
-            raise ConfigError(
-                f"model concurrency must be an integer >= 1, got {self.concurrency!r}"
-            )
-        if self.requests_per_minute is not None and not (
-            math.isfinite(self.requests_per_minute) and self.requests_per_minute > 0
-        ):
-            raise ConfigError(
-                "requests_per_minute must be a positive number or None (no limit),"
-                f" got {self.requests_per_minute!r}"
-            )
-        if not (math.isfinite(self.request_timeout_s) and self.request_timeout_s > 0):
-            raise ConfigError(
-                f"request_timeout_s must be a positive number of seconds,"
-                f" got {self.request_timeout_s!r}"
-            )
-        self.retry_policy()  # validates the retry fields
-
-    def retry_policy(self) -> RetryPolicy:
-        """The RetryPolicy these settings describe."""
-        return RetryPolicy(
-            max_retries=self.max_retries,
-            base_delay_s=self.retry_base_delay_s,
-            max_delay_s=self.retry_max_delay_s,
-        )
-
-    def resolved_cache_path(self) -> Path:
-        """Where the response cache lives."""
-        if self.cache_path is not None:
-            return Path(self.cache_path).expanduser()
-        folder = os.environ.get(CACHE_DIR_ENV)
-        base = Path(folder).expanduser() if folder else Path.home() / ".cache" / "forkingpaths"
-        return base / CACHE_FILE
-
-    @classmethod
-    def from_run_options(cls, options: RunOptions, meter: UsageMeter | None = None) -> ModelRuntime:
-        """The runtime a run's options ask for."""
-        return cls(
-            cache=options.cache,
-            max_retries=options.max_retries,
-            request_timeout_s=options.request_timeout_s,
-            concurrency=options.model_concurrency,
-            requests_per_minute=options.requests_per_minute,
-            prices_path=options.prices_path,
-            meter=meter if meter is not None else UsageMeter(),
-        )
+from forkingpaths.core.records import ModelOptions
+from forkingpaths.models.runtime import ModelRuntime
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -114,7 +21,7 @@ def parse_model_id(model_id: str) -> tuple[str, str]:
     return provider, name
 
 
-def _provider_entry(provider: str) -> str:
+def _provider_entry(provider: str) -> registry.ModelAPIEntry:
     if provider not in registry.MODEL_APIS:
         raise NameNotFound("model API", provider, list(registry.MODEL_APIS))
     return registry.MODEL_APIS[provider]
@@ -127,7 +34,7 @@ def make_model(
 ) -> ChatModel:
     """Build the ChatModel for `model_id` (`openai/gpt-4.1`, `scripted/echo`...)."""
     provider, name = parse_model_id(model_id)
-    factory = registry.load_entry_point(_provider_entry(provider))
+    factory = registry.load_entry_point(_provider_entry(provider).factory)
     model: ChatModel = factory(
         name,
         options if options is not None else ModelOptions(),
@@ -137,31 +44,13 @@ def make_model(
 
 
 def check_model_access(model_id: str, options: ModelOptions | None = None) -> None:
-    """Refuse, without any network call, a model that cannot work: unknown provider or policy,
-    missing API key, missing or malformed base URL, LiteLLM extra not installed."""
-    options = options if options is not None else ModelOptions()
+    """Refuse, without any network call or SDK import, a model that cannot work: unknown
+    provider or policy, missing API key, missing or malformed base URL, extra not installed.
+    Each provider's check is its registry entry's."""
     provider, name = parse_model_id(model_id)
-    _provider_entry(provider)
-    if provider == "openai":
-        from forkingpaths.models.openai_compat import checked_base_url, openai_api_key
-
-        checked_base_url(options.base_url, required=False)
-        openai_api_key(options)
-    elif provider == "openai-compat":
-        from forkingpaths.models.openai_compat import checked_base_url, openai_compat_api_key
-
-        checked_base_url(options.base_url, required=True)
-        openai_compat_api_key(options)
-    elif provider == "litellm":
-        from forkingpaths.models.litellm_model import LITELLM_MISSING, litellm_api_key
-
-        if importlib.util.find_spec("litellm") is None:
-            raise ConfigError(LITELLM_MISSING.format(model_id=model_id))
-        litellm_api_key(options)
-    elif provider == "scripted":
-        from forkingpaths.models.scripted import load_policy
-
-        load_policy(name)
+    registry.load_entry_point(_provider_entry(provider).check)(
+        name, options if options is not None else ModelOptions()
+    )
 
 
 class RunParamsModel:

@@ -8,25 +8,19 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.models.endpoints import LITELLM_MISSING, checked_base_url, litellm_api_key
 from forkingpaths.models.openai_compat import (
     MalformedResponse,
     RawAnswer,
     RemoteChatModel,
-    checked_base_url,
-    named_api_key,
     parse_chat_response,
 )
 
 if TYPE_CHECKING:
     from forkingpaths.core.records import ModelOptions
-    from forkingpaths.models.factory import ModelRuntime
-
-LITELLM_MISSING = (
-    "model {model_id!r} needs LiteLLM, which is an optional extra:"
-    " pip install 'forkingpaths[litellm]'"
-)
+    from forkingpaths.models.runtime import ModelRuntime
 
 
 class LiteLLMModel(RemoteChatModel):
@@ -73,12 +67,6 @@ class LiteLLMModel(RemoteChatModel):
         except (json.JSONDecodeError, UnicodeDecodeError, pydantic.ValidationError) as err:
             raise MalformedResponse(f"unreadable response body: {err}") from err
         return parse_chat_response(response)
-
-
-def litellm_api_key(options: ModelOptions) -> str | None:
-    """Key from `api_key_env` when given (then required); None lets LiteLLM read its provider's
-    usual variable (ANTHROPIC_API_KEY, GEMINI_API_KEY...)."""
-    return named_api_key(options, "to use the provider's usual variable")
 
 
 def make_litellm(name: str, options: ModelOptions, runtime: ModelRuntime) -> LiteLLMModel:

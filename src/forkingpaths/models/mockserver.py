@@ -19,8 +19,8 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from forkingpaths.core import registry
+from forkingpaths.core.chat import Message, ModelParams, ScriptedPolicy
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Message, ModelParams, ScriptedPolicy
 from forkingpaths.models.scripted import estimate_usage, load_policy
 
 logger = logging.getLogger(__name__)

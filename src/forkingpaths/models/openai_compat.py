@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
 from abc import ABC, abstractmethod
@@ -15,22 +14,17 @@ from typing import TYPE_CHECKING, Any
 import openai
 import pydantic
 
-from forkingpaths.core.errors import ConfigError, MissingAPIKey, ModelError
-from forkingpaths.models.base import Completion, Message, ModelParams, Usage
+from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams, Usage
+from forkingpaths.core.errors import ModelError
 from forkingpaths.models.cache import ResponseCache, cache_key
+from forkingpaths.models.endpoints import checked_base_url, openai_api_key, openai_compat_api_key
 from forkingpaths.models.limits import RequestLimits
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.retry import Verdict, call_with_retries, retry_after_from_headers
 
 if TYPE_CHECKING:
     from forkingpaths.core.records import ModelOptions
-    from forkingpaths.models.factory import ModelRuntime
-
-OPENAI_KEY_ENV = "OPENAI_API_KEY"
-"""Where `openai/...` models read their key unless `api_key_env` names another variable."""
-
-PLACEHOLDER_KEY = "EMPTY"
-"""Key sent to OpenAI-compatible servers that need none (vLLM, Ollama, llama.cpp accept it)."""
+    from forkingpaths.models.runtime import ModelRuntime
 
 # 408 and 409 are transient by HTTP semantics (request timeout, conflicting concurrent request).
 _RETRYABLE_4XX = frozenset({408, 409, 429})
@@ -188,7 +182,13 @@ class RemoteChatModel(ABC):
             hit = self._cache.get(key)
             if hit is not None:
                 completion = hit.model_copy(
-                    update={"cached": True, "latency_s": 0.0, "cost_usd": 0.0, "attempts": 0}
+                    update={
+                        "cached": True,
+                        "latency_s": 0.0,
+                        "cost_usd": 0.0,
+                        "attempts": 0,
+                        "request": ChatRequest(model=self.name, messages=messages, params=params),
+                    }
                 )
                 self._meter.record(completion)
                 return completion
@@ -223,6 +223,7 @@ class RemoteChatModel(ABC):
         )
         if key is not None and self._cache is not None:
             self._cache.put(key, completion)
+        completion.request = ChatRequest(model=self.name, messages=messages, params=params)
         self._meter.record(completion)
         return completion
 
@@ -323,55 +324,6 @@ def skip_sdk_transform(body: dict[str, Any]) -> dict[str, Any]:
     moved = dict(body)
     extra = {"messages": moved.pop("messages"), **moved.pop("extra_body", {})}
     return {**moved, "messages": [], "extra_body": extra}
-
-
-def openai_api_key(options: ModelOptions) -> str:
-    """Key of an `openai/...` model: from `api_key_env` if set, else OPENAI_API_KEY."""
-    env = options.api_key_env or OPENAI_KEY_ENV
-    key = os.environ.get(env)
-    if not key:
-        raise MissingAPIKey(
-            f"openai models need an API key: environment variable {env} is not set"
-            f" (export {env}=..., or name another variable with --api-key-env)"
-        )
-    return key
-
-
-def named_api_key(options: ModelOptions, without_it: str) -> str | None:
-    """The key in the variable `--api-key-env` names (then required), None when none is named;
-    `without_it` tells the user what dropping the flag does."""
-    if options.api_key_env is None:
-        return None
-    key = os.environ.get(options.api_key_env)
-    if not key:
-        raise MissingAPIKey(
-            f"--api-key-env names {options.api_key_env!r}, but that environment variable is not"
-            f" set; export it, or drop --api-key-env {without_it}"
-        )
-    return key
-
-
-def openai_compat_api_key(options: ModelOptions) -> str:
-    """Key of an `openai-compat/...` model: from `api_key_env` if set (then required), else the
-    placeholder local servers accept."""
-    return named_api_key(options, "for servers that need no key") or PLACEHOLDER_KEY
-
-
-def checked_base_url(base_url: str | None, *, required: bool) -> str | None:
-    """`base_url` validated as an http(s) URL; ConfigError naming --base-url otherwise."""
-    if base_url is None or not base_url.strip():
-        if required:
-            raise ConfigError(
-                "openai-compat models need --base-url (the server's OpenAI-compatible endpoint,"
-                " e.g. http://localhost:8000/v1); got none"
-            )
-        return None
-    if not base_url.startswith(("http://", "https://")):
-        raise ConfigError(
-            f"--base-url must be an http:// or https:// URL (e.g. http://localhost:8000/v1),"
-            f" got {base_url!r}"
-        )
-    return base_url
 
 
 def make_openai(name: str, options: ModelOptions, runtime: ModelRuntime) -> OpenAICompatModel:

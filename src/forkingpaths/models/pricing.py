@@ -12,8 +12,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from forkingpaths.core.chat import Usage
 from forkingpaths.core.errors import InvalidFile
-from forkingpaths.models.base import Usage
 
 PRICES_ENV = "FORKINGPATHS_PRICES"
 """Environment variable naming a user price YAML (used when no path is passed explicitly)."""

@@ -7,13 +7,20 @@ import time
 from typing import TYPE_CHECKING
 
 from forkingpaths.core import registry
-from forkingpaths.core.errors import ConfigError, NameNotFound
-from forkingpaths.models.base import Completion, Message, ModelParams, ScriptedPolicy, Usage
+from forkingpaths.core.chat import (
+    ChatRequest,
+    Completion,
+    Message,
+    ModelParams,
+    ScriptedPolicy,
+    Usage,
+)
+from forkingpaths.core.errors import ConfigError
 from forkingpaths.models.limits import RequestLimits
 
 if TYPE_CHECKING:
     from forkingpaths.core.records import ModelOptions
-    from forkingpaths.models.factory import ModelRuntime
+    from forkingpaths.models.runtime import ModelRuntime
 
 
 def estimate_tokens(text: str) -> int:
@@ -108,6 +115,7 @@ class ScriptedModel:
             cached=False,
             attempts=1,
             finish_reason="stop",
+            request=ChatRequest(model=self.name, messages=messages, params=params),
         )
         self._meter.record(completion)
         return completion
@@ -118,16 +126,19 @@ class ScriptedModel:
 
 def load_policy(name: str) -> ScriptedPolicy:
     """Instantiate the scripted policy registered as `name` (generic or a benchmark's)."""
-    table = registry.scripted_policy_table()
-    if name not in table:
-        raise NameNotFound("scripted policy", name, list(table))
-    target = registry.load_entry_point(table[name])
+    entry = registry.scripted_policy_entry(name)
+    target = registry.load_entry_point(entry)
     policy = target() if isinstance(target, type) else target
     if not isinstance(policy, ScriptedPolicy):
         raise ConfigError(
-            f"scripted policy {name!r} ({table[name]}) has no respond(messages, params) method"
+            f"scripted policy {name!r} ({entry}) has no respond(messages, params) method"
         )
     return policy
+
+
+def check_scripted(name: str, options: ModelOptions) -> None:
+    """`scripted/<policy>`: the policy is registered."""
+    registry.scripted_policy_entry(name)
 
 
 def make_scripted(name: str, options: ModelOptions, runtime: ModelRuntime) -> ScriptedModel:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forkingpaths.models.base import Completion, Usage
+from forkingpaths.core.chat import Completion, Usage
 
 
 @dataclass

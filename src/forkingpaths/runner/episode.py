@@ -9,10 +9,10 @@ import traceback
 from dataclasses import dataclass
 
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.errors import ModelError
 from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec, utc_now
 from forkingpaths.core.registry import make_benchmark
-from forkingpaths.models.base import ChatModel
 from forkingpaths.models.usage import UsageMeter
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,8 @@ class EpisodeContext:
 def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatModel | None:
     if spec.model is None:
         return None
-    from forkingpaths.models.factory import ModelRuntime, RunParamsModel, make_model
+    from forkingpaths.models.factory import RunParamsModel, make_model
+    from forkingpaths.models.runtime import ModelRuntime
 
     runtime = ModelRuntime.from_run_options(options, meter)
     model = make_model(spec.model, spec.model_options, runtime)
@@ -70,7 +71,8 @@ def build_role_models(
     """The protocol's role models (judge...), sharing the run's cache, limits and meter."""
     if not spec.roles:
         return {}
-    from forkingpaths.models.factory import ModelRuntime, RunParamsModel, make_model
+    from forkingpaths.models.factory import RunParamsModel, make_model
+    from forkingpaths.models.runtime import ModelRuntime
 
     runtime = ModelRuntime.from_run_options(options, meter)
     return {

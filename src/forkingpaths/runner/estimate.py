@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forkingpaths.core.chat import Usage
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunSpec
 from forkingpaths.core.registry import make_benchmark
-from forkingpaths.models.base import Usage
-from forkingpaths.models.factory import ModelRuntime, parse_model_id
+from forkingpaths.models.factory import parse_model_id
 from forkingpaths.models.pricing import PriceTable
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel, load_policy
 from forkingpaths.models.usage import UsageMeter
 from forkingpaths.runner.episode import EpisodeRunner

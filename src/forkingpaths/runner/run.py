@@ -52,7 +52,7 @@ def validate_spec(spec: RunSpec, benchmark: Benchmark) -> None:
     """Refuse a spec that cannot run, before any episode starts (no network used)."""
     agent = benchmark.agent_spec(spec.agent)
     if agent.needs_model and spec.model is None:
-        example = next(iter(benchmark.scripted_policies), "echo")
+        example = benchmark.estimate_policy or "echo"
         raise ConfigError(
             f"agent {spec.agent!r} of {benchmark.name} needs a model: pass --model, e.g. "
             f"--model openai/gpt-4.1 or --model scripted/{example}"

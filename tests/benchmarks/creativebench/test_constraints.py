@@ -30,9 +30,9 @@ from forkingpaths.benchmarks.creativebench.judge_scripted import (
     technique_keyword,
 )
 from forkingpaths.benchmarks.creativebench.tasks import Constraint, ExploreTask, load_explore
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
 
 

@@ -33,7 +33,7 @@ from forkingpaths.benchmarks.creativebench.evolve import (
     read_instruction,
 )
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel
 
 TASKS: list[dict[str, Any]] = [

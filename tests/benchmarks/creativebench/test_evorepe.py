@@ -32,8 +32,8 @@ from forkingpaths.benchmarks.creativebench.evorepe import (  # noqa: E402
     save_vector,
     sweep,
 )
+from forkingpaths.core.chat import ChatModel, Message, ModelParams  # noqa: E402
 from forkingpaths.core.errors import ConfigError  # noqa: E402
-from forkingpaths.models.base import ChatModel, Message, ModelParams  # noqa: E402
 
 HIDDEN = 32
 LAYERS = 3

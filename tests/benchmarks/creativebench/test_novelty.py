@@ -39,7 +39,7 @@ from forkingpaths.benchmarks.creativebench.novelty import (
     novelty,
 )
 from forkingpaths.core.errors import ConfigError, MissingAPIKey, ModelError, NameNotFound
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 
 BASE = '''def count_runs(values):
     """How many maximal runs of equal neighbours the list holds."""

@@ -48,9 +48,9 @@ from forkingpaths.benchmarks.creativebench.pipelines import (
 )
 from forkingpaths.benchmarks.creativebench.sandbox import Sandbox, Verdict
 from forkingpaths.benchmarks.creativebench.tasks import Constraint, load_combo, load_explore
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, SpecMismatch
-from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel
 
 COMPONENTS = [

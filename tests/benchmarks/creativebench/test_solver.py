@@ -35,10 +35,10 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (
 )
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel
 
 INSTANCE = Instance(id="t", split="test")

@@ -40,10 +40,10 @@ from forkingpaths.benchmarks.eeb.maze import MazeEnv
 from forkingpaths.benchmarks.eeb.maze_levels import MazeLevel, load_maze_split
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import Completion, Message, ModelParams, ScriptedPolicy
 from forkingpaths.core.env import Env, Observation
 from forkingpaths.core.errors import ConfigError, InvalidFile, ModelError
 from forkingpaths.core.registry import load_entry_point
-from forkingpaths.models.base import Completion, Message, ModelParams, ScriptedPolicy
 
 MAZE = {level: load_maze_split("test", level) for level in (1, 2, 3)}
 MATCH2 = load_match2_split("test")

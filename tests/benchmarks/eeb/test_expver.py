@@ -33,10 +33,10 @@ from forkingpaths.benchmarks.eeb.maze import MazeEnv
 from forkingpaths.benchmarks.eeb.maze_levels import MazeLevel
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import Completion, Message, ModelParams, Usage
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, ModelError
 from forkingpaths.core.records import EpisodeRecord, ModelCallRecord, StepRecord
-from forkingpaths.models.base import Completion, Message, ModelParams, Usage
 
 # A 5x5 maze: start bottom-left, goal top-right, a wall just above the start, two coins.
 TRAIN_LEVEL = MazeLevel(

@@ -392,7 +392,7 @@ def test_gymnasium_checker_accepts_the_env() -> None:
     pytest.importorskip("gymnasium")
     from gymnasium.utils.env_checker import check_env
 
-    from forkingpaths.core.gym import to_gymnasium
+    from forkingpaths.gym import to_gymnasium
 
     check_env(
         to_gymnasium(Match2Env(load_match2_split("test")["hard/000"])), skip_render_check=True

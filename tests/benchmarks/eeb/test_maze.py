@@ -536,7 +536,7 @@ def test_gymnasium_check_env_passes() -> None:
     pytest.importorskip("gymnasium")
     from gymnasium.utils.env_checker import check_env
 
-    from forkingpaths.core.gym import to_gymnasium
+    from forkingpaths.gym import to_gymnasium
 
     check_env(to_gymnasium(MazeEnv(generate_maze_level(3, 2))), skip_render_check=True)
 

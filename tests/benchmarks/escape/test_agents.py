@@ -33,9 +33,9 @@ from forkingpaths.benchmarks.escape.agents.scripted import EscapeExplorerPolicy,
 from forkingpaths.benchmarks.escape.observation import render_observation
 from forkingpaths.core.agent import Agent, Decision
 from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Message, ModelParams
 
 INSTANCE = Instance(id="study", split="test")
 OBJECTIVE = "Open the wall safe and leave the house."

@@ -18,10 +18,11 @@ from forkingpaths.benchmarks.escape.aut import (
     uses_of_action,
 )
 from forkingpaths.benchmarks.escape.aut_scripted import AUTJudgePolicy, AUTScriptedPolicy
+from forkingpaths.core import registry
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, ResetNeeded
 from forkingpaths.core.records import EpisodeRecord
-from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
 
 BRICK = AUTObject("brick", "brick", "a rectangular block of fired clay used to build walls")
@@ -81,7 +82,7 @@ def test_objects_and_class_settings() -> None:
     (quick,) = bench.quick
     assert quick.instances == tuple(ids[:2]) and quick.agent == "redna"
     assert dict(quick.roles) == {"judge": "scripted/aut-judge"}
-    assert set(bench.scripted_policies) == {"aut-scripted", "aut-judge"}
+    assert {"aut-scripted", "aut-judge"} <= set(registry.SCRIPTED_POLICIES)
     assert set(bench.model_roles) == {"judge"}
     assert bench.headline_metrics == ("originality", "elaboration", "fluency")
     for spec in bench.agents.values():

@@ -20,10 +20,11 @@ from forkingpaths.benchmarks.escape.judge import (
 )
 from forkingpaths.benchmarks.escape.judge_scripted import DivergenceJudgePolicy, heuristic_scores
 from forkingpaths.benchmarks.escape.observation import render_observation
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import StepRecord
-from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime, RunParamsModel
+from forkingpaths.models.factory import RunParamsModel
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
 
 VALID = {"originality": 4, "elaboration": 2, "groundedness": 5}

@@ -13,7 +13,7 @@ from forkingpaths.core.agent import Decision
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunOptions
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 
 CELL = Path(__file__).parent / "fixtures" / "cell"
 

@@ -15,10 +15,10 @@ from forkingpaths.benchmarks.griddag.env import GridDagEnv
 from forkingpaths.benchmarks.griddag.world import World
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, ModelError
 from forkingpaths.core.registry import load_entry_point
-from forkingpaths.models.base import Completion, Message, ModelParams
 
 INSTANCE = Instance(id="test", split="test")
 

@@ -17,7 +17,7 @@ from forkingpaths.benchmarks.griddag.agents.react import strip_action_json
 from forkingpaths.benchmarks.griddag.agents.scripted import FrontierPolicy, RandomWalkPolicy
 from forkingpaths.benchmarks.griddag.env import GridDagEnv
 from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, parse_direction
-from forkingpaths.models.base import Message, ModelParams, ScriptedPolicy
+from forkingpaths.core.chat import Message, ModelParams, ScriptedPolicy
 
 PARAMS = ModelParams()
 

@@ -44,11 +44,11 @@ from forkingpaths.benchmarks.turtlesoup.agents.scripted import (
 from forkingpaths.benchmarks.turtlesoup.puzzles import CATEGORIES, CATEGORY_NAMES_ZH
 from forkingpaths.core.agent import Agent, Decision
 from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Completion, Message, ModelParams
 from forkingpaths.models.cache import cache_key
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
 
 SURFACE_EN = (

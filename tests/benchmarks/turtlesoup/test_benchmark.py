@@ -14,7 +14,7 @@ from forkingpaths.core.agent import Decision
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunOptions
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel, load_policy
 
 FIXTURES = Path(__file__).parent / "fixtures"

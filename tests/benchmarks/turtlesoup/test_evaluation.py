@@ -38,9 +38,9 @@ from forkingpaths.benchmarks.turtlesoup.evaluation_scripted import (
     similarity,
 )
 from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle, load_corpus
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile
-from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
 
 

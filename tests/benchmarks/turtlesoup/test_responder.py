@@ -30,9 +30,9 @@ from forkingpaths.benchmarks.turtlesoup.responder_scripted import (
     NOT_A_REQUEST,
     TurtleSoupResponderPolicy,
 )
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Message, ModelParams
-from forkingpaths.models.factory import ModelRuntime
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import EchoPolicy, GarbagePolicy, ScriptedModel
 
 

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env, Observation, Step
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, StepRecord
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
     from forkingpaths.benchmarks.creativebench.tasks import ComboTask, ExploreTask
     from forkingpaths.core.agent import Agent
-    from forkingpaths.models.base import ChatModel
+    from forkingpaths.core.chat import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -115,13 +116,6 @@ class CreativeBenchmark(Benchmark):
                 needs_model=False,
                 description="reference: answers each task's reference solution (sanity floor)",
             ),
-        }
-    )
-    scripted_policies = MappingProxyType(
-        {
-            "creative-solver": f"{_PKG}.agents.scripted:CreativeSolverPolicy",
-            "constraint-judge": f"{_PKG}.judge_scripted:ConstraintJudgePolicy",
-            "creativebench-pipeline": f"{_PKG}.pipeline_scripted:PipelinePolicy",
         }
     )
     estimate_policy = "creative-solver"
@@ -240,7 +234,9 @@ class CreativeBenchmark(Benchmark):
             ]
         return out
 
-    def make_env(self, instance: Instance) -> Env:
+    def make_env(
+        self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
+    ) -> Env:
         """A text view of the task (for the contract and Gymnasium): one action = one program,
         checked only for being Python; execution and scoring belong to `run_episode`."""
         return _TaskEnv(self._task_view(instance))

@@ -431,7 +431,8 @@ def evolve_cmd(
     """
     from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark, evaluate_prompt
     from forkingpaths.benchmarks.creativebench.evolve import gepa_search, island_search
-    from forkingpaths.models.factory import ModelRuntime, check_model_access, make_model
+    from forkingpaths.models.factory import check_model_access, make_model
+    from forkingpaths.models.runtime import ModelRuntime
 
     if method not in ("island", "gepa"):
         raise ConfigError(f"--method: expected island or gepa, got {method!r}")

@@ -37,9 +37,9 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (
     task_subset,
     task_value,
 )
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message, ModelParams
 
 Evaluate = Callable[[str], Awaitable[float | Sequence[float]]]
 """Scores one instruction on the training tasks: the mean creativity, or one value per task."""

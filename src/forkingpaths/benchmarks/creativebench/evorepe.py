@@ -37,14 +37,14 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (
     render_solver_prompt,
     task_subset,
 )
+from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams, Usage
 from forkingpaths.core.errors import ConfigError, shown
-from forkingpaths.models.base import Completion, Message, ModelParams, Usage
 
 if TYPE_CHECKING:
     import torch
 
     from forkingpaths.core.records import ModelOptions
-    from forkingpaths.models.factory import ModelRuntime
+    from forkingpaths.models.runtime import ModelRuntime
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-7B-Instruct"
 DEFAULT_LAYER = 26
@@ -437,6 +437,7 @@ class HFSteeredModel:
             latency_s=time.perf_counter() - started,
             cost_usd=0.0,
             finish_reason=finish,
+            request=ChatRequest(model=name, messages=messages, params=params),
         )
 
     def render(self, messages: list[Message]) -> tuple[str, bool]:
@@ -575,11 +576,12 @@ def _metrics(value: Any) -> dict[str, float]:
     )
 
 
-def make_hf_model(name: str, options: ModelOptions, runtime: ModelRuntime) -> HFSteeredModel:
-    """Factory of `hf/<model id or path>` ids (the `hf` extra): a local transformers model,
-    steered when the run's model extras name a vector (`--model-extra evorepe_vector=v.pt`,
-    `evorepe_layer=26`, `evorepe_alpha=0.1`). The runtime's cache and limits do not apply:
-    generation is local and steering state is not part of any request."""
+def check_hf_model(name: str, options: ModelOptions) -> None:
+    """`hf/...`: the model extras are EvoRePE's (the weights load only when the model is made)."""
+    _steering_extras(options)
+
+
+def _steering_extras(options: ModelOptions) -> dict[str, Any]:
     extra = options.params.extra
     unknown = sorted(k for k in extra if not k.startswith("evorepe_"))
     if unknown:
@@ -587,6 +589,15 @@ def make_hf_model(name: str, options: ModelOptions, runtime: ModelRuntime) -> HF
             f"hf models take model extras evorepe_vector, evorepe_layer, evorepe_alpha; "
             f"got {', '.join(unknown)}"
         )
+    return extra
+
+
+def make_hf_model(name: str, options: ModelOptions, runtime: ModelRuntime) -> HFSteeredModel:
+    """Factory of `hf/<model id or path>` ids (the `hf` extra): a local transformers model,
+    steered when the run's model extras name a vector (`--model-extra evorepe_vector=v.pt`,
+    `evorepe_layer=26`, `evorepe_alpha=0.1`). The runtime's cache and limits do not apply:
+    generation is local and steering state is not part of any request."""
+    extra = _steering_extras(options)
     return HFSteeredModel(
         name,
         vector=extra.get("evorepe_vector"),

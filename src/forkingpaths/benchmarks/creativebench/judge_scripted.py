@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from forkingpaths.benchmarks.creativebench import constraint_judge_prompts as prompts
 from forkingpaths.benchmarks.creativebench.constraints import check_rules, infer_rules
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 STOPWORDS = frozenset(
     {

@@ -51,8 +51,8 @@ from forkingpaths.core.errors import ConfigError, ModelError, NameNotFound, show
 if TYPE_CHECKING:
     import openai
 
-    from forkingpaths.models.factory import ModelRuntime
     from forkingpaths.models.retry import Verdict
+    from forkingpaths.models.runtime import ModelRuntime
 
 NGRAM = 4
 """Character n-gram length of the lexical term (the paper's G_4)."""
@@ -457,9 +457,9 @@ class OpenAICompatEmbeddings:
         batch_size: int = 64,
     ) -> None:
         from forkingpaths.core.records import ModelOptions
-        from forkingpaths.models.factory import ModelRuntime
+        from forkingpaths.models.endpoints import checked_base_url, openai_compat_api_key
         from forkingpaths.models.limits import RequestLimits
-        from forkingpaths.models.openai_compat import checked_base_url, openai_compat_api_key
+        from forkingpaths.models.runtime import ModelRuntime
 
         if not model.strip():
             raise ConfigError("openai-compat embeddings need a model name: openai-compat/<model>")

@@ -12,8 +12,8 @@ from types import MappingProxyType
 from typing import Literal
 
 from forkingpaths.benchmarks.creativebench import pipeline_prompts as prompts
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import Message, ModelParams
 
 SCRIPTED_POLICIES = MappingProxyType({"creativebench-pipeline": f"{__name__}:PipelinePolicy"})
 """Policy name -> entry point, for `Benchmark.scripted_policies`."""

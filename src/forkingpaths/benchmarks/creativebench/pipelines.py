@@ -29,17 +29,17 @@ from forkingpaths.benchmarks.creativebench.tasks import (
     load_combo,
     load_explore,
 )
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile, SpecMismatch, shown
 from forkingpaths.core.records import ModelCallRecord, ModelOptions
-from forkingpaths.models.base import Message, ModelParams
 from forkingpaths.models.text import json_values
 
 if TYPE_CHECKING:
     from forkingpaths.benchmarks.creativebench.constraints import JudgeResult
     from forkingpaths.benchmarks.creativebench.novelty import EmbeddingBackend
     from forkingpaths.benchmarks.creativebench.sandbox import ExecResult, Sandbox
-    from forkingpaths.models.base import ChatModel, Completion
-    from forkingpaths.models.factory import ModelRuntime
+    from forkingpaths.core.chat import ChatModel, Completion
+    from forkingpaths.models.runtime import ModelRuntime
 
 log = logging.getLogger(__name__)
 
@@ -1726,7 +1726,7 @@ async def run_combo_pipeline(
     with `embedding_options` as its keyword arguments. `sandbox_options` go to `Sandbox(...)`.
     """
     from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
-    from forkingpaths.models.factory import ModelRuntime
+    from forkingpaths.models.runtime import ModelRuntime
 
     chosen: list[SourceComponent] | None = None
     if components is not None:
@@ -1786,7 +1786,7 @@ async def run_explore_pipeline(
     are the seeds, else the built-in data; `problems` keeps only those problem ids.
     """
     from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
-    from forkingpaths.models.factory import ModelRuntime
+    from forkingpaths.models.runtime import ModelRuntime
 
     if seeds is not None:
         tasks, errors = load_explore(seeds)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord
@@ -60,14 +62,6 @@ class EEBBenchmark(Benchmark):
             ),
         }
     )
-    scripted_policies = MappingProxyType(
-        {
-            "eeb-reference": f"{_AGENTS}.scripted:EEBPolicy",
-            "eeb-maze-explorer": f"{_AGENTS}.scripted:MazeExplorerPolicy",
-            "eeb-match2-greedy": f"{_AGENTS}.scripted:Match2GreedyPolicy",
-            "eeb-expver": "forkingpaths.benchmarks.eeb.expver_scripted:ExpVerScriptedPolicy",
-        }
-    )
     estimate_policy = "eeb-reference"
     quick = (
         QuickConfig(split="test", agent="reference"),
@@ -75,12 +69,6 @@ class EEBBenchmark(Benchmark):
     )
     headline_metrics = ("maze_success_rate", "maze_score", "match2_success_rate", "match2_score")
     cli_entry_point = "forkingpaths.benchmarks.eeb.cli:app"
-    gym_ids = MappingProxyType(
-        {
-            **{f"forkingpaths/Maze-L{n}-v0": f"maze-l{n}-" for n in MAZE_LEVEL_IDS},
-            **{f"forkingpaths/Match2-{d.title()}-v0": f"match2-{d}-" for d in MATCH2_DIFFICULTIES},
-        }
-    )
 
     def __init__(self, **options: Any) -> None:
         allowed = {"full_vision", "props", "max_steps", "maze_size"}
@@ -148,7 +136,9 @@ class EEBBenchmark(Benchmark):
             self.instance(instance.id)
         return self._levels[instance.id]
 
-    def make_env(self, instance: Instance) -> Env:
+    def make_env(
+        self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
+    ) -> Env:
         from forkingpaths.benchmarks.eeb.games import game_env
 
         return game_env(

@@ -89,15 +89,11 @@ def learn_cmd(
         game_levels,
     )
     from forkingpaths.benchmarks.eeb.games import RECORD_METRICS, game_env
+    from forkingpaths.core.chat import ModelParams
     from forkingpaths.core.records import ModelOptions
     from forkingpaths.core.registry import make_benchmark
-    from forkingpaths.models.base import ModelParams
-    from forkingpaths.models.factory import (
-        ModelRuntime,
-        RunParamsModel,
-        check_model_access,
-        make_model,
-    )
+    from forkingpaths.models.factory import RunParamsModel, check_model_access, make_model
+    from forkingpaths.models.runtime import ModelRuntime
 
     if game not in GAMES:
         raise ConfigError(f"GAME must be one of {', '.join(GAMES)}, got {game!r}")

@@ -20,11 +20,11 @@ from forkingpaths.benchmarks.eeb.agents.truths import Truth, TruthRepository
 from forkingpaths.benchmarks.eeb.games import Game
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import ChatModel, Message, ModelParams, Usage
 from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError, ModelError
 from forkingpaths.core.protocol import play_episode
 from forkingpaths.core.records import EpisodeRecord, ModelCallRecord, StepRecord, utc_now
-from forkingpaths.models.base import ChatModel, Message, ModelParams, Usage
 
 log = logging.getLogger(__name__)
 

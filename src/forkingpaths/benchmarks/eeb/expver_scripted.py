@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from forkingpaths.benchmarks.eeb import expver_prompts as prompts
 from forkingpaths.benchmarks.eeb.agents.scripted import EEBPolicy
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 # Rules of thumb per kind of key moment: (words that reveal it, weakness, lesson).
 _MOMENT_RULES: Mapping[str, tuple[tuple[str, ...], str, str]] = {

@@ -25,10 +25,10 @@ from forkingpaths.benchmarks.escape import aut_prompts as prompts
 from forkingpaths.benchmarks.escape.judge import consult_judge, scores_from_object
 from forkingpaths.core.agent import Agent, Decision
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Env, Observation, Step
 from forkingpaths.core.errors import ConfigError, InvalidFile, ResetNeeded, shown
 from forkingpaths.core.records import EpisodeRecord, ModelCallRecord, StepRecord
-from forkingpaths.models.base import ChatModel, Message, ModelParams
 from forkingpaths.models.text import json_values
 
 AUT_CRITERIA = ("originality", "elaboration")
@@ -487,12 +487,6 @@ class AUTBenchmark(Benchmark):
             ),
         }
     )
-    scripted_policies = MappingProxyType(
-        {
-            "aut-scripted": "forkingpaths.benchmarks.escape.aut_scripted:AUTScriptedPolicy",
-            "aut-judge": "forkingpaths.benchmarks.escape.aut_scripted:AUTJudgePolicy",
-        }
-    )
     estimate_policy = "aut-scripted"
     model_roles = MappingProxyType(
         {"judge": "rates every use for originality and elaboration, 1-5 (App. D.6)"}
@@ -531,7 +525,9 @@ class AUTBenchmark(Benchmark):
     def aut_object(self, instance: Instance) -> AUTObject:
         return AUTObject(instance.id, instance.params["object"], instance.params["description"])
 
-    def make_env(self, instance: Instance) -> Env:
+    def make_env(
+        self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
+    ) -> Env:
         return AUTEnv(self.aut_object(instance), self.runs)
 
     def max_steps(self, instance: Instance) -> int:

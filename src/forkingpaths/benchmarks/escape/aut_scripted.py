@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from forkingpaths.benchmarks.escape import aut_prompts as prompts
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 IDEAS: Mapping[str, str] = MappingProxyType(
     {

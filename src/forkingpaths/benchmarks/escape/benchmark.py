@@ -18,6 +18,7 @@ from forkingpaths.benchmarks.escape.env import (
     EscapeEnv,
 )
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, PlotArtifact, QuickConfig
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, StepRecord
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
     from forkingpaths.benchmarks.escape.schema import Scenario
     from forkingpaths.core.agent import Agent
-    from forkingpaths.models.base import ChatModel
+    from forkingpaths.core.chat import ChatModel
 
 _AGENTS = "forkingpaths.benchmarks.escape.agents"
 SCENARIO_DIR = Path(__file__).parent / "data" / "scenarios"
@@ -129,12 +130,6 @@ class EscapeBenchmark(Benchmark):
             ),
         }
     )
-    scripted_policies = MappingProxyType(
-        {
-            "escape-explorer": f"{_AGENTS}.scripted:EscapeExplorerPolicy",
-            "escape-judge": "forkingpaths.benchmarks.escape.judge_scripted:DivergenceJudgePolicy",
-        }
-    )
     estimate_policy = "escape-explorer"
     model_roles = MappingProxyType(
         {"judge": "Metric 2 judge: scores apply/craft/input steps 1-5 (App. C.2)"}
@@ -227,7 +222,9 @@ class EscapeBenchmark(Benchmark):
         scenario, _ = self.load(instance)
         return EscapeGame(scenario, crafting=self.crafting)
 
-    def make_env(self, instance: Instance) -> EscapeEnv:
+    def make_env(
+        self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
+    ) -> EscapeEnv:
         """One attempt with nothing forbidden (the first attempt of the protocol)."""
         game = self.make_game(instance)
         _, meta = self.load(instance)

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from forkingpaths.benchmarks.escape import judge_prompts as prompts
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import Message, ModelParams
 from forkingpaths.models.text import json_values
 
 if TYPE_CHECKING:
+    from forkingpaths.core.chat import ChatModel
     from forkingpaths.core.records import StepRecord
-    from forkingpaths.models.base import ChatModel
 
 CRITERIA = ("originality", "elaboration", "groundedness")
 """The three Metric 2 criteria, in the paper's order."""

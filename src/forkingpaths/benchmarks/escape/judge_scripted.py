@@ -11,7 +11,7 @@ import json
 import re
 
 from forkingpaths.benchmarks.escape import judge_prompts as prompts
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 CAUSAL_WORDS = frozenset(
     {

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from forkingpaths.benchmarks.griddag.world import World
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, PlotArtifact, QuickConfig
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord
@@ -58,12 +59,6 @@ class GridDagBenchmark(Benchmark):
             ),
         }
     )
-    scripted_policies = MappingProxyType(
-        {
-            "griddag-frontier": f"{_AGENTS}.scripted:FrontierPolicy",
-            "griddag-random": f"{_AGENTS}.scripted:RandomWalkPolicy",
-        }
-    )
     estimate_policy = "griddag-frontier"
     quick = (
         QuickConfig(split="main", agent="frontier"),
@@ -71,7 +66,6 @@ class GridDagBenchmark(Benchmark):
     )
     headline_metrics = ("success_rate", "exploration_error", "exploitation_error", "steps_success")
     cli_entry_point = "forkingpaths.benchmarks.griddag.cli:app"
-    gym_ids = MappingProxyType({"forkingpaths/GridDag-v1": ""})
 
     def __init__(self, **options: Any) -> None:
         unknown = set(options) - {"budget_alpha"}
@@ -142,7 +136,9 @@ class GridDagBenchmark(Benchmark):
             self._worlds[instance.id] = world
         return self._worlds[instance.id]
 
-    def make_env(self, instance: Instance) -> Env:
+    def make_env(
+        self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
+    ) -> Env:
         from forkingpaths.benchmarks.griddag.env import GridDagEnv
 
         return GridDagEnv(self.world(instance))

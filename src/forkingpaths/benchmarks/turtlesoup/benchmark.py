@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from forkingpaths.benchmarks.turtlesoup.agents.human import SOLVE_COMMAND
 from forkingpaths.benchmarks.turtlesoup.dialogue import MAX_TURNS, Dialogue
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, StepRecord
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from forkingpaths.benchmarks.turtlesoup.env import TurtleSoupEnv
     from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
     from forkingpaths.core.agent import Agent
-    from forkingpaths.models.base import ChatModel
+    from forkingpaths.core.chat import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +86,6 @@ class TurtleSoupBenchmark(Benchmark):
                 description="a person asks in the terminal and writes the summary (§4.5)",
                 interactive=True,
             ),
-        }
-    )
-    scripted_policies = MappingProxyType(
-        {
-            "turtlesoup-questioner": f"{_PKG}.agents.scripted:TurtleSoupQuestionerPolicy",
-            "turtlesoup-responder": f"{_PKG}.responder_scripted:TurtleSoupResponderPolicy",
-            "turtlesoup-judge": f"{_PKG}.evaluation_scripted:TurtleSoupJudgePolicy",
         }
     )
     estimate_policy = "turtlesoup-questioner"
@@ -184,7 +178,9 @@ class TurtleSoupBenchmark(Benchmark):
     def puzzle(self, instance: Instance) -> Puzzle:
         return self.corpus()[instance.id]
 
-    def make_env(self, instance: Instance) -> TurtleSoupEnv:
+    def make_env(
+        self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
+    ) -> TurtleSoupEnv:
         """The offline dialogue (lexical responder): what `run_episode` plays with models."""
         from forkingpaths.benchmarks.turtlesoup.env import TurtleSoupEnv
 

@@ -104,7 +104,8 @@ def judge_accuracy_cmd(
     chat = None
     if model is not None:
         from forkingpaths.core.records import ModelOptions
-        from forkingpaths.models.factory import ModelRuntime, check_model_access, make_model
+        from forkingpaths.models.factory import check_model_access, make_model
+        from forkingpaths.models.runtime import ModelRuntime
 
         options = ModelOptions(base_url=base_url, api_key_env=api_key_env)
         check_model_access(model, options)

@@ -42,14 +42,14 @@ from forkingpaths.benchmarks.turtlesoup.evaluation_prompts import (
     EvaluationPrompts,
     prompts_for,
 )
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import Message, ModelParams
 from forkingpaths.models.text import skip_nested, strip_reasoning
 
 if TYPE_CHECKING:
     from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
-    from forkingpaths.models.base import ChatModel
+    from forkingpaths.core.chat import ChatModel
 
 LOGIC_WEIGHT, DETAIL_WEIGHT, CONCLUSION_WEIGHT = 0.3, 0.3, 0.4
 """Weights of Logic Accuracy, Detail Fidelity and Conclusion Match in the Overall Score (Eq. 6)."""

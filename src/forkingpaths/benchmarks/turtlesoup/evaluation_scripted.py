@@ -18,7 +18,7 @@ from forkingpaths.benchmarks.turtlesoup.evaluation import (
     split_sentences,
 )
 from forkingpaths.benchmarks.turtlesoup.evaluation_prompts import EN, ZH, EvaluationPrompts
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 STOPWORDS = frozenset(
     {

@@ -35,16 +35,16 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from forkingpaths.benchmarks.turtlesoup import responder_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.importers import CASE_LABEL_NAMES, CASE_LABELS
+from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import Message, ModelParams
 from forkingpaths.models.text import strip_reasoning
 
 if TYPE_CHECKING:
     from string import Template
 
     from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
-    from forkingpaths.models.base import ChatModel
+    from forkingpaths.core.chat import ChatModel
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from forkingpaths.benchmarks.turtlesoup.responder import (
     CLUE_THRESHOLD,
     lexical_answer,
 )
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 NOT_A_REQUEST = "scripted turtlesoup-responder: this is not a Responder request"
 """The reply to anything else (the Responder reads it as no answer and retries)."""

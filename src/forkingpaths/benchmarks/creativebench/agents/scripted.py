@@ -17,7 +17,7 @@ import re
 
 from forkingpaths.benchmarks.creativebench import evolve_prompts
 from forkingpaths.benchmarks.creativebench.agents import solver_prompts
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 STUB_MESSAGE = "scripted/creative-solver is a stand-in and solves nothing"
 """What the stub raises (the sandbox's detail shows it)."""

@@ -32,10 +32,10 @@ from typing import Any
 from forkingpaths.benchmarks.creativebench.agents import solver_prompts as prompts
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message, ModelParams
 
 SUBSETS = ("explore", "combo")
 """The two CreativeBench subsets an observation can name."""

@@ -13,9 +13,9 @@ from forkingpaths.benchmarks.eeb.agents import prompts
 from forkingpaths.benchmarks.eeb.agents.reference import game_of
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, ForkingPathsError
-from forkingpaths.models.base import ChatModel
 
 PROMPT = "action> "
 

@@ -32,9 +32,9 @@ from forkingpaths.benchmarks.eeb.maze_levels import (
 )
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import ChatModel
 
 
 def game_of(instance: Instance) -> str:

@@ -14,7 +14,7 @@ from forkingpaths.benchmarks.eeb.agents.reference import (
     plan_maze_move,
 )
 from forkingpaths.benchmarks.eeb.match2_levels import BOARD_SIZE, COLOURS, PROPS
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 # The observation texts these read are MazeEnv._text and Match2Env._text (maze.py, match2.py).
 _MAZE_HEADER = re.compile(r"Maze level (\d+) \((\d+)x\d+\), step (\d+) of (\d+)\.")

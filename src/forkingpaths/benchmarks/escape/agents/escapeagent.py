@@ -19,9 +19,9 @@ from forkingpaths.benchmarks.escape.agents.parsing import (
 from forkingpaths.benchmarks.escape.agents.react import ReActAgent, require_model
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel, Message
 from forkingpaths.core.env import Observation
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message
 
 TASK_FUNCTIONS: tuple[str, ...] = ("new", "update", "delete", "none")
 """The task-list maintaining calls of Prompt 5."""

@@ -11,9 +11,9 @@ from rich.rule import Rule
 
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, ForkingPathsError
-from forkingpaths.models.base import ChatModel
 
 PROMPT = "action> "
 HINTS = (

@@ -14,10 +14,10 @@ from forkingpaths.benchmarks.escape.observation import (
 )
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message, ModelParams
 
 
 class ReActAgent:

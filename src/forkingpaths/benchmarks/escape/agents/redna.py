@@ -19,10 +19,10 @@ from forkingpaths.benchmarks.escape.agents.react import ReActAgent, require_mode
 from forkingpaths.benchmarks.escape.observation import render_diversity_constraint
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel, Message
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message
 
 DEFAULT_TAU = 2
 """Failure threshold tau; the paper does not print its value (Table 14 names the trigger only)."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from forkingpaths.benchmarks.escape.benchmark import EscapeBenchmark
     from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
     from forkingpaths.core.benchmark import Instance
-    from forkingpaths.models.base import ChatModel
+    from forkingpaths.core.chat import ChatModel
 
 NO_MOVE = "wait()"
 """What a reference agent sends when it has nothing left to try (the env refuses it)."""

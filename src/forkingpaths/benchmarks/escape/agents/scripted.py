@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from forkingpaths.benchmarks.escape.agents import escapeagent_prompts, redna_prompts
 from forkingpaths.benchmarks.escape.agents.parsing import fold_name, read_call
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 # Lines of the env's rendered blocks (docs/dev/escape-engine.md §3).
 _ITEM = re.compile(r"^\s*<interactable item>\s*(.+?)\s*$", re.MULTILINE)

@@ -11,10 +11,10 @@ from forkingpaths.benchmarks.griddag.agents.memory import HarnessMemory
 from forkingpaths.benchmarks.griddag.world import parse_direction
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message, ModelParams
 
 REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh")
 

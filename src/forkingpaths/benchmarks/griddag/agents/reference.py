@@ -14,9 +14,9 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
 from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import ChatModel
 
 
 def _available(observation: Observation) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
     plan_frontier_move,
 )
 from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 
 def _parse_or_none(text: str) -> ObservationFacts | None:

@@ -16,9 +16,9 @@ from forkingpaths.benchmarks.turtlesoup.agents.mosaic import (
 )
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message, ModelParams
 from forkingpaths.models.text import strip_reasoning
 
 DEFAULT_MAX_TURNS = 30

@@ -14,9 +14,9 @@ from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic import history_entries
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.base import ChatModel
 
 SOLVE_COMMAND = "/solve"
 """What the person types (or an empty line) to stop asking; it is also the ask-phase action the

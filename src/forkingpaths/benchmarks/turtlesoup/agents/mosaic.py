@@ -15,10 +15,10 @@ from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.dialogue import question_key
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
-from forkingpaths.models.base import ChatModel, Message, ModelParams
 from forkingpaths.models.text import skip_nested, strip_reasoning
 
 INITIAL_CONFIDENCE = 0.5

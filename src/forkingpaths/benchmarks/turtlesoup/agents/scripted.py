@@ -11,7 +11,7 @@ from types import MappingProxyType
 from forkingpaths.benchmarks.turtlesoup.agents import baseline_prompts
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic import same_direction
-from forkingpaths.models.base import Message, ModelParams
+from forkingpaths.core.chat import Message, ModelParams
 
 KIND_MARKERS: tuple[tuple[str, Mapping[str, str]], ...] = (
     ("local", prompts.LOCAL_MARKER),

@@ -1,4 +1,4 @@
-"""The model contract: ChatModel, its request parameters, and the Completion it returns."""
+"""The chat-model contract: Message, ModelParams, ChatRequest, Usage, Completion, ChatModel."""
 
 from __future__ import annotations
 
@@ -52,6 +52,19 @@ class ModelParams(BaseModel):
         return fields
 
 
+class ChatRequest(BaseModel):
+    """The exact request of one model call: what a transcript shows and a replay sends again."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    """`provider/model` id the request went to."""
+    messages: list[Message]
+    """The messages sent, in order, with their roles."""
+    params: ModelParams = Field(default_factory=ModelParams)
+    """Sampling parameters sent (seed included)."""
+
+
 class Usage(BaseModel):
     """Token usage of one call, as the API reported it (0 where it reported nothing)."""
 
@@ -92,6 +105,9 @@ class Completion(BaseModel):
     """HTTP attempts made (1 + retries)."""
     finish_reason: str | None = None
     """Why generation stopped, as the API said."""
+    request: ChatRequest | None = None
+    """The request this answers; set by every provider (never stored in the response cache,
+    whose key already is the request)."""
 
 
 @runtime_checkable

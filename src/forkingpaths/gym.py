@@ -1,16 +1,27 @@
-"""Gymnasium adapter: any forkingpaths Env as a `gymnasium.Env` with text spaces."""
+"""Gymnasium adapter: any forkingpaths Env as a `gymnasium.Env` with text spaces, and its ids."""
 
 from __future__ import annotations
 
+import asyncio
 import string
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from forkingpaths.core.env import Env, OrderEnforcing
 from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.registry import (
+    BUILTIN_BENCHMARKS as BUILTIN_IDS,
+)
+from forkingpaths.core.registry import (
+    GYM_IDS,
+    benchmark_table,
+    load_entry_point,
+    make_benchmark,
+)
+from forkingpaths.models.factory import make_model
 
 if TYPE_CHECKING:
     import gymnasium
-
-    from forkingpaths.core.env import Env
 
 # Observations are prose in any language (TurtleSoup is bilingual): every printable character of
 # the Basic Multilingual Plane, plus whitespace, may appear in them.
@@ -22,7 +33,9 @@ MAX_TEXT_LENGTH = 1 << 16
 
 def to_gymnasium(env: Env, *, max_text_length: int = MAX_TEXT_LENGTH) -> gymnasium.Env[str, str]:
     """Wrap `env` for reinforcement-learning code: observations and actions are strings,
-    `step` returns Gymnasium's 5-tuple and `info["data"]` carries `Observation.data`.
+    `step` returns Gymnasium's 5-tuple and `info["data"]` carries `Observation.data`. An env
+    whose protocol awaits models or services is driven on an event loop the adapter owns, so
+    the same envs the runner plays serve Gymnasium code.
 
     Needs the `gymnasium` package (`pip install 'forkingpaths[gym]'`).
     """
@@ -41,6 +54,7 @@ def to_gymnasium(env: Env, *, max_text_length: int = MAX_TEXT_LENGTH) -> gymnasi
 
         def __init__(self) -> None:
             self.env = env
+            self._loop: asyncio.Runner | None = None
             self.observation_space = spaces.Text(max_text_length, charset=TEXT_CHARSET)
             self.action_space = spaces.Text(max_text_length, charset=TEXT_CHARSET)
 
@@ -52,7 +66,9 @@ def to_gymnasium(env: Env, *, max_text_length: int = MAX_TEXT_LENGTH) -> gymnasi
             return observation.text, {"data": observation.data}
 
         def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-            result = self.env.step(action)
+            if self._loop is None:
+                self._loop = asyncio.Runner()
+            result = self._loop.run(self.env.astep(action))
             info = {**result.info, "data": result.observation.data}
             return (
                 result.observation.text,
@@ -64,45 +80,59 @@ def to_gymnasium(env: Env, *, max_text_length: int = MAX_TEXT_LENGTH) -> gymnasi
 
         def close(self) -> None:
             self.env.close()
+            if self._loop is not None:
+                self._loop.close()
+                self._loop = None
 
     return GymnasiumEnv()
 
 
 def make_instance_env(
-    benchmark: str, prefix: str, index: int = 0, **options: Any
+    benchmark: str,
+    prefix: str,
+    index: int = 0,
+    roles: Mapping[str, str] | None = None,
+    **options: Any,
 ) -> gymnasium.Env[str, str]:
     """Entry point of the registered ids: the `index`-th instance whose id starts with
-    `prefix` (e.g. "maze-l2-") of `benchmark`, built with the benchmark `options`."""
-    from forkingpaths.core.registry import make_benchmark
-
+    `prefix` (e.g. "maze-l2-") of `benchmark`, built with the benchmark `options` and the
+    protocol's `roles` (role -> model id, e.g. `{"responder": "openai/gpt-4.1"}`)."""
     bench = make_benchmark(benchmark, **options)
     pool = [i for split in bench.splits for i in bench.instances(split) if i.id.startswith(prefix)]
     pool = list({i.id: i for i in pool}.values())
-    if not 0 <= index < len(pool):
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(pool):
         raise ConfigError(
             f"index: {benchmark} has {len(pool)} instances starting with {prefix!r}; "
             f"expected 0..{len(pool) - 1}, got {index!r}"
         )
-    return to_gymnasium(bench.make_env(pool[index]))
+    unknown = sorted(set(roles or {}) - set(bench.model_roles))
+    if unknown:
+        raise ConfigError(
+            f"roles: {benchmark} has no role {', '.join(map(repr, unknown))}; "
+            f"its roles: {', '.join(bench.model_roles) or '(none)'}"
+        )
+    models = {role: make_model(model_id) for role, model_id in (roles or {}).items()}
+    return to_gymnasium(OrderEnforcing(bench.make_env(pool[index], models)))
 
 
 def register_envs() -> list[str]:
-    """Register every benchmark's Gymnasium ids (`Benchmark.gym_ids`), e.g.
-    `gymnasium.make("forkingpaths/Maze-L2-v0", index=3)`. Explicit, not at import: registering
-    mutates Gymnasium's global registry, which only the caller should decide to do."""
+    """Register the Gymnasium ids of every benchmark (built-in ones from `GYM_IDS`, plugins'
+    from their `gym_ids`), e.g. `gymnasium.make("forkingpaths/Maze-L2-v0", index=3)`.
+    `import forkingpaths` calls it when gymnasium is installed, Gymnasium's convention
+    (`gymnasium.register_envs(forkingpaths)`); registering again is harmless."""
     import gymnasium
 
-    from forkingpaths.core.registry import benchmark_table, load_entry_point
-
-    registered = []
-    for path in benchmark_table().values():
+    table: dict[str, tuple[str, str]] = dict(GYM_IDS)
+    for bid, path in benchmark_table().items():
+        if bid in BUILTIN_IDS:
+            continue  # built-ins are listed in GYM_IDS: no benchmark module is imported
         cls = load_entry_point(path)
-        for env_id, prefix in getattr(cls, "gym_ids", {}).items():
-            if env_id not in gymnasium.registry:
-                gymnasium.register(
-                    id=env_id,
-                    entry_point="forkingpaths.core.gym:make_instance_env",
-                    kwargs={"benchmark": cls.name, "prefix": prefix},
-                )
-            registered.append(env_id)
-    return registered
+        table.update({env_id: (cls.name, p) for env_id, p in getattr(cls, "gym_ids", {}).items()})
+    for env_id, (name, prefix) in table.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(
+                id=env_id,
+                entry_point="forkingpaths.gym:make_instance_env",
+                kwargs={"benchmark": name, "prefix": prefix},
+            )
+    return list(table)
