@@ -8,7 +8,6 @@ from typing import Any
 
 from forkingpaths.core.chat import ModelParams
 from forkingpaths.core.records import (
-    EpisodeRecord,
     ModelOptions,
     RoleModel,
     RunOptions,
@@ -16,7 +15,7 @@ from forkingpaths.core.records import (
 )
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.runner.run import RunResult, execute_run
-from forkingpaths.runner.rundir import RunDirectory
+from forkingpaths.runner.rundir import load_records
 
 
 def run(
@@ -77,6 +76,4 @@ def run(
     )
 
 
-def load_records(run_dir: str | Path) -> list[EpisodeRecord]:
-    """The latest record of every episode of a run directory, in file order."""
-    return list(RunDirectory(Path(run_dir)).latest_records().values())
+__all__ = ["load_records", "run"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Observation
+from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import ModelCallRecord
 
 if TYPE_CHECKING:
@@ -42,3 +44,14 @@ class Agent(Protocol):
     def state(self) -> dict[str, Any]:
         """Cross-episode memory to save with the run ({} for agents without one)."""
         ...
+
+
+def require_model(model: ChatModel | None, agent: str) -> ChatModel:
+    """The model of an agent that needs one; built without one (from Python, around the runner,
+    which refuses such a spec itself) it is refused with the fix."""
+    if model is None:
+        raise ConfigError(
+            f"agent {agent!r} needs a model: pass --model (e.g. openai/gpt-4.1 or a scripted/... "
+            "policy), or model=... from Python"
+        )
+    return model

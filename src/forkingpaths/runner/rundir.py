@@ -165,3 +165,8 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def load_records(run_dir: str | Path) -> list[EpisodeRecord]:
+    """The latest record of every episode of a run directory, in file order."""
+    return list(RunDirectory(Path(run_dir)).latest_records().values())
