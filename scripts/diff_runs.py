@@ -18,7 +18,7 @@ from typing import Any
 # Wall-clock fields: they differ between any two runs.
 TIMING = {"started_at", "finished_at", "duration_s", "latency_s", "timing", "created_at"}
 # What record schema 2 added: the transcript of every call, and the version itself.
-ADDED = {"schema_version", "messages", "params", "finish_reason"}
+ADDED = {"schema_version", "messages", "messages_ref", "params", "finish_reason"}
 
 
 def _clean(value: Any, drop: set[str]) -> Any:

@@ -11,10 +11,38 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.logging import RichHandler
+from rich.markup import escape
 from rich.table import Table as RichTable
 
-from forkingpaths.core.errors import ConfigError, ForkingPathsError
+from forkingpaths.core.chat import ModelParams
+from forkingpaths.core.errors import ConfigError, ForkingPathsError, NameNotFound
+from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
+from forkingpaths.core.registry import (
+    MODEL_APIS,
+    SUITES,
+    benchmark_names,
+    benchmark_table,
+    load_entry_point,
+    make_benchmark,
+    scripted_policy_table,
+)
+from forkingpaths.report.compare import compare_runs
+from forkingpaths.report.html import write_run_report
+from forkingpaths.report.tables import format_value
+from forkingpaths.report.transcript import (
+    episode_view,
+    episodes_table,
+    find_episode,
+    print_paged,
+    step_view,
+)
 from forkingpaths.runner.arguments import parse_extra_options, parse_options, parse_roles
+from forkingpaths.runner.estimate import estimate_run
+from forkingpaths.runner.run import execute_run
+from forkingpaths.runner.rundir import RunDirectory, load_records
+from forkingpaths.runner.scoring import rescore_run
+from forkingpaths.runner.suite import print_metrics, print_run_summary, run_suite
 
 RUNS_DIR = Path("runs")
 
@@ -24,7 +52,6 @@ def _csv(value: str | None) -> list[str] | None:
 
 
 def _print_table(console: Console, title: str, header: list[str], rows: list[list[Any]]) -> None:
-    from forkingpaths.report.tables import format_value
 
     table = RichTable(title=title, title_justify="left")
     for h in header:
@@ -36,7 +63,6 @@ def _print_table(console: Console, title: str, header: list[str], rows: list[lis
 
 def build_app() -> typer.Typer:
     """Build the Typer app; benchmark sub-commands are mounted from the registry."""
-    from forkingpaths.core.registry import benchmark_table, load_entry_point
 
     app = typer.Typer(
         help="forkingpaths: benchmarks of exploration, divergent thinking and imagination in "
@@ -53,7 +79,6 @@ def build_app() -> typer.Typer:
         verbose: Annotated[int, typer.Option("--verbose", "-v", count=True)] = 0,
     ) -> None:
         level = logging.WARNING - 10 * min(verbose, 2)
-        from rich.logging import RichHandler
 
         logging.basicConfig(
             level=level,
@@ -126,9 +151,6 @@ def build_app() -> typer.Typer:
 
         Options not listed here are the benchmark's own (`--max-steps 30` = `-b max_steps=30`).
         """
-        from forkingpaths.core.chat import ModelParams
-        from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
-        from forkingpaths.core.registry import make_benchmark
 
         options = RunOptions(
             concurrency=concurrency,
@@ -146,7 +168,6 @@ def build_app() -> typer.Typer:
         if suite is not None:
             if benchmark is not None:
                 raise ConfigError("give either a BENCHMARK or --suite, not both")
-            from forkingpaths.runner.suite import run_suite
 
             run_suite(suite, options, runs_dir=runs_dir, console=console)
             return
@@ -193,8 +214,6 @@ def build_app() -> typer.Typer:
             benchmark_options=bench.options,
             roles=parse_roles(role, role_base_url, role_api_key_env),
         )
-        from forkingpaths.runner.run import execute_run
-        from forkingpaths.runner.suite import print_run_summary
 
         result = _run_async(
             execute_run(spec, options, runs_dir=runs_dir, run_id=run_id, force_new=force_new)
@@ -208,18 +227,9 @@ def build_app() -> typer.Typer:
         ] = "all",
     ) -> None:
         """List registered benchmarks, agents, model providers, scripted policies and suites."""
-        from forkingpaths.core.registry import (
-            MODEL_APIS,
-            SUITES,
-            benchmark_names,
-            make_benchmark,
-            scripted_policy_table,
-        )
 
         allowed = ("benchmarks", "agents", "models", "suites", "all")
         if what not in allowed:
-            from forkingpaths.core.errors import NameNotFound
-
             raise NameNotFound("listing", what, list(allowed))
         benches = [make_benchmark(n) for n in benchmark_names()]
         if what in ("benchmarks", "all"):
@@ -233,7 +243,7 @@ def build_app() -> typer.Typer:
             ]
             _print_table(console, "Agents", ["benchmark", "agent", "model", "description"], rows)
         if what in ("models", "all"):
-            rows = [[f"{p}/<model>", path.split(":")[0]] for p, path in MODEL_APIS.items()]
+            rows = [[f"{p}/<model>", api.factory.split(":")[0]] for p, api in MODEL_APIS.items()]
             rows += [[f"scripted/{n}", t.split(":")[0]] for n, t in scripted_policy_table().items()]
             _print_table(console, "Models", ["model id", "implemented in"], rows)
         if what in ("suites", "all"):
@@ -244,16 +254,41 @@ def build_app() -> typer.Typer:
         run_dir: Annotated[Path, typer.Argument(help="a run directory (runs/<run-id>)")],
     ) -> None:
         """Re-score a run from its records and rebuild metrics.json and report.html."""
-        from forkingpaths.core.registry import make_benchmark
-        from forkingpaths.runner.rundir import RunDirectory
-        from forkingpaths.runner.scoring import rescore_run
-        from forkingpaths.runner.suite import print_metrics
 
         rd = RunDirectory(run_dir)
-        metrics = rescore_run(rd)
-        bench = make_benchmark(metrics["benchmark"])
+        metrics, bench, records = rescore_run(rd)
+        write_run_report(rd, rd.read_header(), bench, records, metrics)
         print_metrics(console, bench, metrics)
         console.print(f"report: {rd.report_path}")
+
+    @app.command("show")
+    def show_cmd(
+        run_dir: Annotated[Path, typer.Argument(help="a run directory (runs/<run-id>)")],
+        episode: Annotated[
+            str | None,
+            typer.Argument(help="episode number (from the list), INSTANCE or INSTANCE#TRIAL"),
+        ] = None,
+        step: Annotated[int | None, typer.Option(help="one step in full, with its calls")] = None,
+        call: Annotated[
+            int | None, typer.Option(help="with --step: only this model call, messages whole")
+        ] = None,
+    ) -> None:
+        """Print a run's transcripts: its episodes, an episode's steps, or a step's model calls
+        with the exact messages sent and the replies (paged in a terminal)."""
+        rd = RunDirectory(run_dir)
+        header = rd.read_header()
+        if episode is None:
+            if step is not None or call is not None:
+                raise ConfigError("--step and --call need an EPISODE (see the list without them)")
+            records = list(rd.latest_records().values())
+            print_paged(console, episodes_table(header, records))
+            return
+        if call is not None and step is None:
+            raise ConfigError("--call needs --step N (the step the call belongs to)")
+        records = load_records(rd.path)
+        index, record = find_episode(records, episode)
+        view = episode_view(index, record) if step is None else step_view(record, step, call)
+        print_paged(console, view)
 
     @app.command("compare")
     def compare_cmd(
@@ -261,7 +296,6 @@ def build_app() -> typer.Typer:
         html: Annotated[Path | None, typer.Option(help="also write an HTML comparison")] = None,
     ) -> None:
         """Side-by-side table of the headline metrics of several runs."""
-        from forkingpaths.report.compare import compare_runs
 
         table, path = compare_runs(run_dirs, html)
         # Runs as columns, fields as rows: stays readable in a narrow terminal.
@@ -287,7 +321,6 @@ def build_app() -> typer.Typer:
         prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
     ) -> None:
         """Predict a run's calls, tokens and cost without calling the model."""
-        from forkingpaths.runner.estimate import estimate_run
 
         est = estimate_run(
             benchmark,
@@ -377,7 +410,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _fail(message: str) -> None:
-    from rich.markup import escape
 
     # Messages quote user input and `[row, col]` cells: never read them as markup.
     Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)

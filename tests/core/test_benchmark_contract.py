@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from forkingpaths.core.env import Step
+from forkingpaths.core.benchmark import Benchmark
+from forkingpaths.core.errors import ResetNeeded
 from forkingpaths.core.records import EpisodeRecord, RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import benchmark_names, make_benchmark
 from forkingpaths.runner.run import execute_run
+from forkingpaths.runner.rundir import load_records
 
 BENCHMARKS = benchmark_names()
 
@@ -35,16 +38,37 @@ def test_instances_are_unique_and_stable(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
-def test_env_never_raises_on_bad_actions(name: str) -> None:
+async def test_env_never_raises_on_bad_actions(name: str) -> None:
     bench = make_benchmark(name)
-    env = bench.make_env(bench.instances(bench.default_split)[0])
+    instance = bench.instances(bench.default_split)[0]
+    env = bench.wrap_env(bench.make_env(instance), instance)
     env.reset(seed=0)
     for action in ("", "???", '{"action": 42}', "x" * 5000):
-        step = env.step(action)
-        assert isinstance(step, Step)
-        assert step.info.get("valid") is False
+        step = await env.astep(action)
+        assert step.info.get("valid") is False, action
         if step.done:
             break
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+async def test_a_step_before_reset_is_refused(name: str) -> None:
+    bench = make_benchmark(name)
+    instance = bench.instances(bench.default_split)[0]
+    env = bench.wrap_env(bench.make_env(instance), instance)
+    with pytest.raises(ResetNeeded, match="call reset"):
+        await env.astep("anything")
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_every_protocol_is_played_by_the_one_episode_loop(name: str) -> None:
+    # The records come from Benchmark.run_episode (play_episode over make_env), so the envs the
+    # tests and the Gymnasium adapter drive are the code that writes the records.
+    bench = make_benchmark(name)
+    assert type(bench).run_episode is Benchmark.run_episode
+    assert set(bench.headline_metrics) <= set(bench.metric_specs)
+    assert all(
+        spec.direction in ("higher", "lower", "none") for spec in bench.metric_specs.values()
+    )
 
 
 async def _quick_records(name: str, runs_dir: Path) -> list[EpisodeRecord]:
@@ -76,7 +100,16 @@ async def test_same_seed_same_episode_and_metrics_recomputable(name: str, tmp_pa
         ]
         assert a.metrics == b.metrics
     bench = make_benchmark(name)
-    for record in first:
+    (run_dir,) = [p for p in (tmp_path / "a").iterdir() if (p / "spec.json").exists()]
+    loaded = load_records(run_dir)
+    assert [r.key for r in loaded] == [r.key for r in first]
+    for record in loaded:
         again = EpisodeRecord.model_validate_json(record.model_dump_json())
         assert again == record
         assert bench.episode_metrics(again) == record.metrics
+        for call in (c for s in record.steps for c in s.calls):
+            # Every model call keeps its exact request, whoever made it (agent, responder, judge).
+            assert call.messages and call.params is not None, call.purpose
+            assert call.request().messages == call.messages
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["metrics"] == json.loads(json.dumps(bench.aggregate(loaded)))

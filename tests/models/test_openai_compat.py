@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from forkingpaths.core.chat import Completion, Message, ModelParams
+from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams
 from forkingpaths.core.errors import ModelError
 from forkingpaths.core.records import ModelOptions
 from forkingpaths.models.factory import make_model
@@ -95,6 +95,7 @@ async def test_normal_call_returns_text_and_usage(serve: StartServer, tmp_path: 
         cached=False,
         attempts=1,
         finish_reason="stop",
+        request=ChatRequest(model="openai-compat/echo", messages=HELLO, params=ModelParams()),
     )
     assert completion.latency_s > 0
     assert server.stats.requests == 1

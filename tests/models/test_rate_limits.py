@@ -89,13 +89,20 @@ async def test_concurrency_limit_bounds_tasks_in_flight() -> None:
 def test_limits_work_across_event_loops() -> None:
     limits = RequestLimits(2, requests_per_minute=6000)
 
-    async def burst() -> None:
+    async def burst() -> list[int]:
+        seen: list[int] = []
+
         async def one() -> None:
             async with limits.slot():
+                seen.append(limits.concurrency.in_flight)
                 await asyncio.sleep(0)
 
         await asyncio.gather(*(one() for _ in range(5)))
+        return seen
 
-    # A sync caller may run several loops over one model's lifetime.
-    asyncio.run(burst())
-    asyncio.run(burst())
+    # A sync caller may run several loops over one model's lifetime: the second loop gets
+    # working limits (no primitive bound to the first loop), still capped at 2 in flight.
+    for _ in range(2):
+        seen = asyncio.run(burst())
+        assert len(seen) == 5 and max(seen) == 2
+        assert limits.concurrency.in_flight == 0

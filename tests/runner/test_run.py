@@ -35,7 +35,7 @@ async def test_run_writes_the_run_directory(tmp_path: Path) -> None:
     lines = (path / "episodes.jsonl").read_text().splitlines()
     assert len(lines) == 3
     record = json.loads(lines[0])
-    assert record["schema_version"] == 1 and record["benchmark"] == "griddag-v1"
+    assert record["schema_version"] == 2 and record["benchmark"] == "griddag-v1"
     assert record["steps"][0]["info"]["position"]
     metrics = json.loads((path / "metrics.json").read_text())
     assert metrics["episodes"] == {"planned": 3, "ok": 3, "errored": 0}
@@ -50,7 +50,7 @@ async def test_rerun_resumes_and_rescore_is_identical(tmp_path: Path) -> None:
     assert again.run_dir.path == first.run_dir.path
     assert again.new_episodes == 0 and again.skipped_episodes == 3
     assert len(again.run_dir.episodes_path.read_text().splitlines()) == 3
-    rescored = rescore_run(RunDirectory(first.run_dir.path), write_report=False)
+    rescored, _, _ = rescore_run(RunDirectory(first.run_dir.path))
     assert rescored["metrics"] == first.metrics["metrics"]
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+import json
+
 
 class ForkingPathsError(Exception):
     """Base of every error forkingpaths raises on purpose."""
@@ -15,8 +18,6 @@ class NameNotFound(ConfigError):
     """A registry lookup (benchmark, agent, model API, scripted policy, suite) missed."""
 
     def __init__(self, kind: str, name: str, available: list[str]) -> None:
-        import difflib
-
         self.kind, self.name, self.available = kind, name, sorted(available)
         close = difflib.get_close_matches(name, self.available, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -51,8 +52,6 @@ class ResetNeeded(ForkingPathsError):
 
 def shown(value: object, limit: int = 60) -> str:
     """A received value as an error message quotes it: JSON where possible, cut to `limit`."""
-    import json
-
     try:
         text = json.dumps(value)
     except (TypeError, ValueError):

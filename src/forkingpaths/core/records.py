@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from forkingpaths.core.chat import Completion, Message, ModelParams, Usage
+from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams, Usage
 
 SCHEMA_VERSION = 1
 """Version of the run's spec (`spec.json`) and `metrics.json`; readers refuse newer versions.
@@ -16,24 +16,12 @@ spec) and therefore resume of existing runs untouched."""
 
 RECORD_SCHEMA_VERSION = 2
 """Version of an `episodes.jsonl` line. 2: model calls keep their request (messages, params)
-and finish reason, message text stored once per run in `texts.jsonl`. Version 1 lines still
-load (their calls simply have no messages)."""
+and finish reason; on disk the messages live once per run in `texts.jsonl`. Version 1 lines
+still load (their calls simply have no messages)."""
 
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-class RecordedMessage(BaseModel):
-    """One message of a recorded request. In memory `content` holds the text; on disk the text
-    lives once per run in the run's text store and `chunks` lists its pieces' ids in order."""
-
-    role: str
-    """`system`, `user` or `assistant`."""
-    content: str = ""
-    """The text sent ("" while only `chunks` are loaded)."""
-    chunks: list[str] | None = None
-    """Ids of the text's pieces in the run's text store (None: `content` is the text)."""
 
 
 class ModelCallRecord(BaseModel):
@@ -60,8 +48,13 @@ class ModelCallRecord(BaseModel):
     """The raw text the model returned."""
     purpose: str = "act"
     """What the call was for (an agent with several calls per step names them)."""
-    messages: list[RecordedMessage] = Field(default_factory=list)
-    """The exact messages sent, with their roles ([] in records older than schema 2)."""
+    messages: list[Message] = Field(default_factory=list)
+    """The exact messages sent, with their roles ([] in records older than schema 2, and on
+    disk, where `messages_ref` stands for them)."""
+    messages_ref: str | None = None
+    """On disk: the id of the last message in the run's text store, whose chain of earlier
+    messages is the request (a history that later calls repeat is stored once). `load_records`
+    puts the messages back and clears it."""
     params: ModelParams | None = None
     """The sampling parameters sent, seed included (None in records older than schema 2)."""
     finish_reason: str | None = None
@@ -82,19 +75,24 @@ class ModelCallRecord(BaseModel):
             attempts=completion.attempts,
             response=completion.text,
             purpose=purpose,
-            messages=[]
-            if request is None
-            else [RecordedMessage(role=m.role, content=m.content) for m in request.messages],
+            messages=[] if request is None else list(request.messages),
             params=None if request is None else request.params,
             finish_reason=completion.finish_reason,
         )
 
-    def request_messages(self) -> list[Message]:
-        """The messages as a ChatModel takes them, to send the call again (needs the text
-        loaded: `load_records` does it)."""
-        if any(m.chunks is not None for m in self.messages):
-            raise ValueError("this call's message text is not loaded; read it with load_records")
-        return [Message(role=m.role, content=m.content) for m in self.messages]  # type: ignore[arg-type]
+    @field_serializer("params")
+    def _compact_params(self, params: ModelParams | None) -> dict[str, Any] | None:
+        # Fields at their defaults are left out: one call in thousands sets more than one.
+        return None if params is None else params.model_dump(mode="json", exclude_defaults=True)
+
+    def request(self) -> ChatRequest:
+        """The request as a ChatModel takes it, to send the call again (read the record with
+        `load_records`, which loads the messages)."""
+        if self.messages_ref is not None:
+            raise ValueError("this call's messages are not loaded; read it with load_records")
+        return ChatRequest(
+            model=self.model, messages=self.messages, params=self.params or ModelParams()
+        )
 
 
 class StepRecord(BaseModel):

@@ -10,6 +10,7 @@ from typing import Any
 from forkingpaths.core.benchmark import PlotArtifact
 from forkingpaths.core.errors import InvalidFile
 from forkingpaths.core.registry import make_benchmark
+from forkingpaths.report.html import render_page
 from forkingpaths.report.tables import Table, headline_keys
 from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.scoring import rescore_run
@@ -22,7 +23,7 @@ def load_summary(path: Path) -> dict[str, Any]:
         raise InvalidFile(f"{path}: not a run directory (no spec.json)")
     if run_dir.metrics_path.exists():
         return json.loads(run_dir.metrics_path.read_text())
-    return rescore_run(run_dir, write_report=False)
+    return rescore_run(run_dir)[0]
 
 
 def comparison_table(summaries: Sequence[dict[str, Any]]) -> Table:
@@ -55,8 +56,6 @@ def comparison_table(summaries: Sequence[dict[str, Any]]) -> Table:
 def write_comparison(
     run_dirs: Sequence[Path], out: Path, summaries: Sequence[dict[str, Any]] | None = None
 ) -> Path:
-    from forkingpaths.report.html import render_page
-
     if summaries is None:
         summaries = [load_summary(Path(p)) for p in run_dirs]
     table = comparison_table(summaries)

@@ -13,6 +13,8 @@ from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.errors import ModelError
 from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec, utc_now
 from forkingpaths.core.registry import make_benchmark
+from forkingpaths.models.factory import RunParamsModel, make_model
+from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.usage import UsageMeter
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,15 @@ class EpisodeJob:
     @property
     def key(self) -> tuple[str, int]:
         return (self.instance.id, self.trial)
+
+
+def plan_jobs(spec: RunSpec, benchmark: Benchmark) -> list[EpisodeJob]:
+    instances = benchmark.select_instances(spec.split, spec.instances)
+    return [
+        EpisodeJob(instance, trial, benchmark.episode_seed(instance, trial, spec.seed))
+        for instance in instances
+        for trial in range(spec.trials)
+    ]
 
 
 @dataclass(frozen=True)
@@ -57,9 +68,6 @@ class EpisodeContext:
 def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatModel | None:
     if spec.model is None:
         return None
-    from forkingpaths.models.factory import RunParamsModel, make_model
-    from forkingpaths.models.runtime import ModelRuntime
-
     runtime = ModelRuntime.from_run_options(options, meter)
     model = make_model(spec.model, spec.model_options, runtime)
     return RunParamsModel(model, spec.model_options.params)
@@ -71,9 +79,6 @@ def build_role_models(
     """The protocol's role models (judge...), sharing the run's cache, limits and meter."""
     if not spec.roles:
         return {}
-    from forkingpaths.models.factory import RunParamsModel, make_model
-    from forkingpaths.models.runtime import ModelRuntime
-
     runtime = ModelRuntime.from_run_options(options, meter)
     return {
         role: RunParamsModel(make_model(ref.model, ref.options, runtime), ref.options.params)

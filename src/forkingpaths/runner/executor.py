@@ -6,6 +6,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 
+from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord
 from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, EpisodeRunner
 
@@ -73,7 +74,6 @@ class LocalExecutor(Executor):
 def make_executor(name: str, concurrency: int, runner: EpisodeRunner | None = None) -> Executor:
     if name == "local":
         return LocalExecutor(concurrency, runner)
-    from forkingpaths.core.errors import ConfigError
 
     raise ConfigError(
         f"--executor {name!r} is not available in this version; allowed: local "

@@ -17,8 +17,11 @@ from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
+from forkingpaths.models.factory import check_model_access
+from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.usage import UsageMeter
-from forkingpaths.runner.episode import EpisodeContext, EpisodeJob
+from forkingpaths.report.html import write_run_report
+from forkingpaths.runner.episode import EpisodeContext, plan_jobs
 from forkingpaths.runner.executor import make_executor
 from forkingpaths.runner.progress import RunProgress
 from forkingpaths.runner.rundir import RunDirectory
@@ -71,21 +74,10 @@ def validate_spec(spec: RunSpec, benchmark: Benchmark) -> None:
             f"--role {', '.join(unknown)}: {benchmark.name} has no such model role; "
             f"its roles: {offered or '(none)'}"
         )
-    from forkingpaths.models.factory import check_model_access
-
     if spec.model is not None:
         check_model_access(spec.model, spec.model_options)
     for ref in spec.roles.values():
         check_model_access(ref.model, ref.options)
-
-
-def plan_jobs(spec: RunSpec, benchmark: Benchmark) -> list[EpisodeJob]:
-    instances = benchmark.select_instances(spec.split, spec.instances)
-    return [
-        EpisodeJob(instance, trial, benchmark.episode_seed(instance, trial, spec.seed))
-        for instance in instances
-        for trial in range(spec.trials)
-    ]
 
 
 def resolve_run_dir(
@@ -141,15 +133,17 @@ async def execute_run(
             "resuming %s: %d of %d episodes already recorded", run_dir.path, skipped, len(jobs)
         )
 
-    if options.budget_usd is not None and spec.model and not spec.model.startswith("scripted/"):
-        from forkingpaths.models.pricing import PriceTable
-
-        if not PriceTable.load(options.prices_path).is_priced(spec.model):
-            log.warning(
-                "%s has no price in the price table: --budget-usd cannot limit it (add it with "
-                "--prices FILE)",
-                spec.model,
-            )
+    if (
+        options.budget_usd is not None
+        and spec.model
+        and not spec.model.startswith("scripted/")
+        and not PriceTable.load(options.prices_path).is_priced(spec.model)
+    ):
+        log.warning(
+            "%s has no price in the price table: --budget-usd cannot limit it (add it with "
+            "--prices FILE)",
+            spec.model,
+        )
     # The budget covers the whole run, earlier invocations included.
     spent_before = sum(record.cost_usd for record in existing.values())
     budget_hit = False
@@ -209,7 +203,9 @@ async def execute_run(
             spent_before + meter.cost_usd,
             len(todo) - new,
         )
-    metrics, records = finalize_run(run_dir, benchmark, jobs, write_report=write_report)
+    metrics, records = finalize_run(run_dir, benchmark, jobs)
+    if write_report:
+        write_run_report(run_dir, run_dir.read_header(), benchmark, records, metrics)
     return RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, records)
 
 
@@ -237,3 +233,6 @@ async def _close_model(model: object) -> None:
     if close is not None:
         with contextlib.suppress(Exception):
             await close()
+
+
+__all__ = ["RunResult", "execute_run", "plan_jobs", "validate_spec"]

@@ -1,4 +1,4 @@
-"""The run directory: spec.json, append-only episodes.jsonl, metrics.json, report.html."""
+"""The run directory: spec.json, append-only episodes.jsonl and texts.jsonl, metrics.json."""
 
 from __future__ import annotations
 
@@ -16,7 +16,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from forkingpaths.core.errors import InvalidFile, SpecMismatch
-from forkingpaths.core.records import SCHEMA_VERSION, EpisodeRecord, RunHeader, RunSpec
+from forkingpaths.core.jsonl import append_jsonl, repair_tail
+from forkingpaths.core.records import (
+    RECORD_SCHEMA_VERSION,
+    SCHEMA_VERSION,
+    EpisodeRecord,
+    RunHeader,
+    RunSpec,
+)
+from forkingpaths.runner.transcripts import TEXTS_FILE, TextStore
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +70,14 @@ def _git_revision() -> str | None:
 
 class RunDirectory:
     """One run on disk. Episodes are appended one JSON line each and flushed, so a killed run
-    loses at most the episodes in flight; a torn last line is dropped on the next open."""
+    loses at most the episodes in flight; a torn last line is dropped on the next open. The
+    text of every model call's messages goes to the run's text store (`texts.jsonl`), once per
+    distinct chunk, before the record that refers to it."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.run_id = self.path.name
+        self.texts = TextStore(self.path / TEXTS_FILE)
 
     @property
     def episodes_path(self) -> Path:
@@ -119,26 +130,18 @@ class RunDirectory:
 
     def _repair_tail(self) -> None:
         """Drop a torn final line left by a process killed mid-write."""
-        path = self.episodes_path
-        if not path.exists() or path.stat().st_size == 0:
-            return
-        with path.open("rb+") as fh:
-            data = fh.read()
-            if data.endswith(b"\n"):
-                return
-            cut = data.rfind(b"\n") + 1
-            fh.truncate(cut)
-        log.warning("dropped a torn last line from %s (a killed run)", path)
+        repair_tail(self.episodes_path)
+        repair_tail(self.texts.path)
 
     def append(self, record: EpisodeRecord) -> None:
-        line = record.model_dump_json() + "\n"
-        with self.episodes_path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Write one finished episode (its message text into the text store first)."""
+        data = record.model_dump(mode="json")
+        self.texts.store(data)
+        append_jsonl(self.episodes_path, json.dumps(data, ensure_ascii=False), fsync=True)
 
     def iter_records(self) -> Iterator[EpisodeRecord]:
-        """Every record in file order; a torn or invalid line is skipped with a warning."""
+        """Every record in file order, message text not loaded (messages hold chunk ids); a
+        torn or invalid line is skipped with a warning, a record of a newer schema refused."""
         if not self.episodes_path.exists():
             return
         with self.episodes_path.open(encoding="utf-8") as fh:
@@ -146,15 +149,26 @@ class RunDirectory:
                 if not line.strip():
                     continue
                 try:
-                    yield EpisodeRecord.model_validate_json(line)
+                    record = EpisodeRecord.model_validate_json(line)
                 except ValidationError:
                     log.warning("%s:%d: skipped an unreadable record", self.episodes_path, lineno)
+                    continue
+                if record.schema_version > RECORD_SCHEMA_VERSION:
+                    raise InvalidFile(
+                        f"{self.episodes_path}:{lineno}: record schema_version "
+                        f"{record.schema_version} is newer than this forkingpaths understands "
+                        f"({RECORD_SCHEMA_VERSION}); upgrade forkingpaths"
+                    )
+                yield record
 
-    def latest_records(self) -> dict[tuple[str, int], EpisodeRecord]:
-        """The last record per (instance, trial): a retried episode supersedes its error."""
+    def latest_records(self, *, transcripts: bool = False) -> dict[tuple[str, int], EpisodeRecord]:
+        """The last record per (instance, trial): a retried episode supersedes its error. With
+        `transcripts` every call's messages carry their text."""
         latest: dict[tuple[str, int], EpisodeRecord] = {}
         for record in self.iter_records():
             latest[record.key] = record
+        if transcripts:
+            self.texts.resolve(latest.values())
         return latest
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
@@ -167,6 +181,11 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def load_records(run_dir: str | Path) -> list[EpisodeRecord]:
-    """The latest record of every episode of a run directory, in file order."""
-    return list(RunDirectory(Path(run_dir)).latest_records().values())
+def load_records(run_dir: str | Path, *, transcripts: bool = True) -> list[EpisodeRecord]:
+    """The latest record of every episode of a run directory, in file order, every model call
+    with the exact messages it sent (`transcripts=False` skips reading the text store).
+    Records of schema 1 (before transcripts) load with calls that have no messages."""
+    run = RunDirectory(Path(run_dir))
+    if not run.episodes_path.exists():
+        raise InvalidFile(f"{run.path}: not a run directory (no {EPISODES_FILE})")
+    return list(run.latest_records(transcripts=transcripts).values())

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.records import SCHEMA_VERSION, EpisodeRecord, RunHeader
 from forkingpaths.core.registry import make_benchmark
+from forkingpaths.runner.episode import EpisodeJob, plan_jobs
 from forkingpaths.runner.rundir import RunDirectory
-
-if TYPE_CHECKING:
-    from forkingpaths.runner.episode import EpisodeJob
 
 
 def summarize(
@@ -65,10 +63,9 @@ def finalize_run(
     jobs: Sequence[EpisodeJob],
     *,
     recompute: bool = False,
-    write_report: bool = True,
 ) -> tuple[dict[str, Any], list[EpisodeRecord]]:
-    """Write metrics.json (and report.html) for the planned episodes of a run; with `recompute`
-    every per-episode metric is recomputed from the steps first."""
+    """Write metrics.json for the planned episodes of a run and return it with their records;
+    with `recompute` every per-episode metric is recomputed from the steps first."""
     header = run_dir.read_header()
     latest = run_dir.latest_records()
     records = [latest[job.key] for job in jobs if job.key in latest]
@@ -78,20 +75,13 @@ def finalize_run(
                 record.metrics = benchmark.episode_metrics(record)
     metrics = summarize(header, benchmark, records, len(jobs))
     run_dir.write_metrics(metrics)
-    if write_report:
-        from forkingpaths.report.html import write_run_report
-
-        write_run_report(run_dir, header, benchmark, records, metrics)
     return metrics, records
 
 
-def rescore_run(run_dir: RunDirectory, *, write_report: bool = True) -> dict[str, Any]:
-    """Recompute every metric of a run directory from its records; no model is called."""
-    from forkingpaths.runner.run import plan_jobs
-
+def rescore_run(run_dir: RunDirectory) -> tuple[dict[str, Any], Benchmark, list[EpisodeRecord]]:
+    """Recompute every metric of a run directory from its records and rewrite metrics.json;
+    no model is called. Returns the metrics, the benchmark and the records (for a report)."""
     spec = run_dir.read_header().spec
     benchmark = make_benchmark(spec.benchmark, **spec.benchmark_options)
-    metrics, _ = finalize_run(
-        run_dir, benchmark, plan_jobs(spec, benchmark), recompute=True, write_report=write_report
-    )
-    return metrics
+    metrics, records = finalize_run(run_dir, benchmark, plan_jobs(spec, benchmark), recompute=True)
+    return metrics, benchmark, records

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -13,10 +13,9 @@ from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import NameNotFound
 from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
+from forkingpaths.report.compare import comparison_table, write_comparison
 from forkingpaths.report.tables import format_value
-
-if TYPE_CHECKING:
-    from forkingpaths.runner.run import RunResult
+from forkingpaths.runner.run import RunResult, execute_run
 
 
 def quick_specs() -> list[RunSpec]:
@@ -45,14 +44,11 @@ def run_suite(
     """Run every spec of a suite (resuming finished ones), print a table, write its report."""
     if suite not in SUITES:
         raise NameNotFound("suite", suite, list(SUITES))
-    from forkingpaths.report.compare import write_comparison
-    from forkingpaths.runner.run import execute_run
 
     results = []
     for spec in quick_specs():
         result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir))
         results.append(result)
-    from forkingpaths.report.compare import comparison_table
 
     summaries = [r.metrics for r in results]
     for bench_id in dict.fromkeys(m["benchmark"] for m in summaries):
