@@ -1,11 +1,4 @@
-"""Scripted stand-ins for the AUT transfer: an answering model and a judge, offline and in tests.
-
-`scripted/aut-scripted` answers the four requests of `aut_prompts` by their headings: the Base
-task with a few plain uses, Diverge with a fixed pool of ideas (rotated per object), Narrowing by
-keeping the ideas not yet in the earlier runs' uses and elaborating them. `scripted/aut-judge`
-rates uses with surface heuristics. Neither is a model of creativity; both are deterministic and
-stateless, as `ScriptedPolicy` requires.
-"""
+"""Scripted stand-ins for the AUT transfer: an answering model and a judge, offline and in tests."""
 
 from __future__ import annotations
 
@@ -90,7 +83,12 @@ def _last_user(messages: list[Message]) -> str:
 
 
 class AUTScriptedPolicy:
-    """`scripted/aut-scripted`: answers the Base, Diverge and Narrowing requests."""
+    """`scripted/aut-scripted`: answers the requests of `aut_prompts` by their headings: the
+    Base task with a few plain uses, Diverge with a fixed pool of ideas (rotated per object),
+    Narrowing by keeping the ideas not yet in the earlier runs' uses and elaborating them.
+
+    Not a model of creativity: deterministic and stateless, as `ScriptedPolicy` requires.
+    """
 
     def respond(self, messages: list[Message], params: ModelParams) -> str:
         text = _last_user(messages)
@@ -131,8 +129,9 @@ def rate_use(use: str) -> dict[str, int]:
 
 
 class AUTJudgePolicy:
-    """`scripted/aut-judge`: rates the numbered uses of a judge request with `rate_use`; any
-    other request gets an object without ratings, which the judge records as missing."""
+    """`scripted/aut-judge`: rates the numbered uses of a judge request with `rate_use`, surface
+    heuristics, deterministic and stateless; any other request gets an object without ratings,
+    which the judge records as missing."""
 
     def respond(self, messages: list[Message], params: ModelParams) -> str:
         request = next(
