@@ -172,3 +172,75 @@ def test_unknown_run_options_are_benchmark_options(
         ["run", "escape", "--agent", "oracle", "stray", "--runs-dir", str(tmp_path)], capsys
     )
     assert code == 2
+
+
+@pytest.fixture(scope="module")
+def react_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A two-episode griddag run of the ReAct agent on a scripted model (no network)."""
+    runs = tmp_path_factory.mktemp("runs")
+    main_args = [
+        "run",
+        "griddag",
+        "--agent",
+        "react",
+        "--model",
+        "scripted/griddag-frontier",
+        "--instances",
+        "low-easy-s0,low-easy-s1",
+        "--runs-dir",
+        str(runs),
+        "--run-id",
+        "r",
+        "--no-progress",
+    ]
+    try:
+        from forkingpaths.cli import main
+
+        main(main_args)
+    except SystemExit as exc:
+        assert not exc.code
+    return runs / "r"
+
+
+def test_show_lists_episodes_then_a_timeline_then_a_call(
+    react_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_cli(["show", str(react_run)], capsys)
+    assert code == 0 and "low-easy-s0" in out and "low-easy-s1" in out
+    code, out, _ = run_cli(["show", str(react_run), "low-easy-s1"], capsys)
+    assert code == 0 and "episode 1: low-easy-s1 trial 0" in out
+    assert (
+        "step 0" in out and "action: " in out and "call 0: act · scripted/griddag-frontier" in out
+    )
+    code, out, _ = run_cli(["show", str(react_run), "0", "--step", "2", "--call", "0"], capsys)
+    assert code == 0
+    # The exact messages of the third call: the system prompt, then the episode so far.
+    assert out.count("[user]") == 3 and out.count("[assistant]") == 2
+    assert "[system]" in out and "You control an agent in a symbolic grid" in out
+    assert "[reply] (finish: stop)" in out and '{"action":' in out
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["9"], "numbered 0..1; got 9"),
+        (["nope"], "no episode 'nope' in this run"),
+        (["low-easy-s0#x"], "INSTANCE#TRIAL with a trial number"),
+        (["0", "--step", "99"], "--step: episode low-easy-s0 has steps 0..7, got 99"),
+        (["0", "--step", "0", "--call", "3"], "--call: step 0 has calls 0..0, got 3"),
+        (["0", "--call", "0"], "--call needs --step N"),
+        (["--step", "1"], "--step and --call need an EPISODE"),
+    ],
+)
+def test_show_refuses_bad_input_in_one_line(
+    react_run: Path, args: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(["show", str(react_run), *args], capsys)
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_show_names_a_directory_that_is_no_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(["show", str(tmp_path)], capsys)
+    assert code == 2 and "not a run directory" in err

@@ -412,7 +412,10 @@ def main(argv: list[str] | None = None) -> None:
 def _fail(message: str) -> None:
 
     # Messages quote user input and `[row, col]` cells: never read them as markup.
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    # One line whatever the terminal's width: a message is read (and grepped) whole.
+    Console(stderr=True).print(
+        f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True
+    )
     sys.exit(2)
 
 
