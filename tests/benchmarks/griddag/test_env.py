@@ -6,7 +6,7 @@ import pytest
 
 from forkingpaths.benchmarks.griddag.env import GridDagEnv
 from forkingpaths.benchmarks.griddag.world import TaskNode, World
-from forkingpaths.core.env import Step
+from forkingpaths.core.env import OrderEnforcing, Step
 from forkingpaths.core.errors import ConfigError, ResetNeeded
 
 # The tiny world used throughout (y grows upwards; '#' is an obstacle):
@@ -179,8 +179,6 @@ def test_goal_first_visit_unmet_and_completion_on_revisit() -> None:
     assert final.terminated and not final.truncated and final.reward == 1.0
     assert final.observation.data["outcome"] == {"success": True, "steps": 14, "budget": 18}
     assert final.info["achieved"] == ["G"]
-    with pytest.raises(ResetNeeded):
-        env.step("left")
 
 
 def test_goal_completed_on_first_visit_wording() -> None:
@@ -275,13 +273,39 @@ def test_budget_truncates() -> None:
         "steps": 3,
         "budget": 3,
     }
-    with pytest.raises(ResetNeeded):
-        env.step("right")
 
 
 def test_step_before_reset_raises() -> None:
-    with pytest.raises(ResetNeeded):
+    # The bare env keeps this one guard: before reset there is no episode to step.
+    with pytest.raises(ResetNeeded, match=r"^GridDagEnv\.step called before reset\(\)$"):
         GridDagEnv(tiny_world()).step("up")
+
+
+async def test_order_enforcing_refuses_steps_before_reset_and_after_the_end() -> None:
+    # The runner and the Gymnasium adapter wrap every env in OrderEnforcing; stepping past the
+    # end (goal achieved or hidden budget spent) is refused there, not by GridDagEnv itself.
+    env = OrderEnforcing(GridDagEnv(tiny_world(budget=3)))
+    with pytest.raises(ResetNeeded, match="GridDagEnv: step called before reset"):
+        await env.astep("right")
+    env.reset()
+    truncated = [await env.astep(a) for a in ("right", "left", "right")]
+    assert [(s.terminated, s.truncated) for s in truncated] == [
+        (False, False),
+        (False, False),
+        (False, True),
+    ]
+    with pytest.raises(ResetNeeded, match="after the episode ended"):
+        await env.astep("left")
+    assert env.reset().data["position"] == [0, 0]
+    goal = GridDagEnv(tiny_world())
+    wrapped = OrderEnforcing(goal)
+    wrapped.reset()
+    moves = ["up", "down", "right", "right", "left", "right", "right", "right"]
+    results = [await wrapped.astep(a) for a in moves]
+    assert [s.terminated for s in results] == [False] * 7 + [True]
+    assert results[-1].observation.data["outcome"] == {"success": True, "steps": 8, "budget": 18}
+    with pytest.raises(ResetNeeded, match="after the episode ended"):
+        await wrapped.astep("left")
 
 
 def test_reset_starts_a_fresh_episode() -> None:

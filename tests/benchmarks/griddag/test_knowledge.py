@@ -19,6 +19,7 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
 )
 from forkingpaths.benchmarks.griddag.agents.memory import HarnessMemory
 from forkingpaths.benchmarks.griddag.env import GridDagEnv
+from forkingpaths.benchmarks.griddag.metric import score_trajectory
 from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, World, format_prerequisites
 
 # ---- parse_observation on every text form of docs/dev/griddag-observation-format.md ----
@@ -165,8 +166,12 @@ def test_paper_harness_wording_of_directions() -> None:
 
 
 def test_not_an_observation() -> None:
-    with pytest.raises(ObservationFormatError):
+    with pytest.raises(ObservationFormatError) as excinfo:
         parse_observation("Let's explore the grid!")
+    assert str(excinfo.value) == (
+        "not a griddag observation (expected 'You are at [x, y]' and 'You spent N steps.'): "
+        '"Let\'s explore the grid!"'
+    )
 
 
 @pytest.mark.parametrize("options", [(("A",),), (("A", "B"), ("C",)), (("X Y", "Z"),)])
@@ -348,8 +353,6 @@ def test_no_target_falls_back_to_an_available_direction() -> None:
 
 
 def test_frontier_agent_policy_makes_no_errors_on_small_world() -> None:
-    from forkingpaths.benchmarks.griddag.metric import score_trajectory
-
     env = GridDagEnv(SMALL_WORLD)
     known = KnownMap()
     observation = env.reset(seed=0)
@@ -362,5 +365,6 @@ def test_frontier_agent_policy_makes_no_errors_on_small_world() -> None:
         if result.done:
             break
     score = score_trajectory(SMALL_WORLD, trajectory)
-    assert score.success
+    assert (score.success, score.n_moves) == (True, 11)
     assert score.exploration_errors == 0 and score.exploitation_errors == 0
+    assert (score.exploration_error, score.exploitation_error) == (0.0, 0.0)

@@ -311,7 +311,8 @@ def test_to_json_shape_is_the_external_contract() -> None:
     assert list(out) == ["steps", "exploration_error", "exploitation_error", "success"]
     assert all(list(s) == ["t", "case", "gain", "progress", "err"] for s in out["steps"])
     assert out["steps"][2] == {"t": 2, "case": 1, "gain": 0, "progress": False, "err": 1}
-    assert type(out["exploration_error"]) is float
+    assert (out["exploration_error"], out["exploitation_error"]) == (5 / 13, 0.6)
+    assert type(out["exploration_error"]) is float and out["success"] is True
     assert json.loads(json.dumps(out)) == out
     unfinished = score_trajectory(CHAIN, [(1, 0), (2, 0)]).to_json()
     assert '"exploitation_error": null' in json.dumps(unfinished)
@@ -382,8 +383,9 @@ def test_load_score_input_missing_positions_and_bad_world() -> None:
     del data["positions"]
     with pytest.raises(InvalidFile, match=r"run\.json: missing field 'positions'"):
         load_score_input(data, "run.json")
-    with pytest.raises(InvalidFile, match="goal"):
+    with pytest.raises(InvalidFile) as excinfo:
         load_score_input(score_file(goal="Z"), "run.json")
+    assert str(excinfo.value) == "run.json: goal 'Z' is not one of the nodes (A, B, G)"
 
 
 # ---- the incremental metric equals a from-scratch reference ----
@@ -528,7 +530,20 @@ def test_incremental_metric_equals_from_scratch_reference(seed: int) -> None:
             assert got_error is None
 
 
-def test_score_is_a_trajectory_score_of_step_scores() -> None:
+def test_score_of_a_short_trajectory_in_full() -> None:
     score = score_trajectory(CHAIN, CHAIN_TRAJECTORY[:3])
-    assert isinstance(score, TrajectoryScore)
-    assert all(isinstance(s, StepScore) for s in score.steps)
+    assert score == TrajectoryScore(
+        steps=[
+            StepScore(0, 1, 1, True, 0, 0, 2, (2, 0)),  # B discovered: a new cell, progress
+            StepScore(1, 1, 1, False, 0, 0, 2, (1, 0)),  # back toward (0,0): gain, no error
+        ],
+        exploration_error=0.0,
+        exploitation_error=None,
+        success=False,
+        n_moves=2,
+        case_counts={1: 2, 2: 0, 3: 0, 4: 0},
+        case_errors={1: 0, 2: 0, 3: 0, 4: 0},
+        exploration_errors=0,
+        exploitation_errors=0,
+        ignored_after_goal=0,
+    )

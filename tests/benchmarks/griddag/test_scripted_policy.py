@@ -16,7 +16,7 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
 from forkingpaths.benchmarks.griddag.agents.react import strip_action_json
 from forkingpaths.benchmarks.griddag.agents.scripted import FrontierPolicy, RandomWalkPolicy
 from forkingpaths.benchmarks.griddag.env import GridDagEnv
-from forkingpaths.benchmarks.griddag.world import DIRECTION_ORDER, parse_direction
+from forkingpaths.benchmarks.griddag.world import parse_direction
 from forkingpaths.core.chat import Message, ModelParams, ScriptedPolicy
 
 PARAMS = ModelParams()
@@ -35,9 +35,20 @@ def conversation(mode: str, observations: list[str], replies: list[str]) -> list
     return messages
 
 
-def test_policies_satisfy_the_protocol() -> None:
-    assert isinstance(FrontierPolicy(), ScriptedPolicy)
-    assert isinstance(RandomWalkPolicy(), ScriptedPolicy)
+FIRST_OBSERVATION = (
+    "OBSERVATION: You are at [0, 0]. You found nothing here. Available directions: up, right. "
+    "You spent 0 steps."
+)
+
+
+def test_policies_satisfy_the_protocol_and_answer_like_a_model() -> None:
+    first_turn = conversation("default", [FIRST_OBSERVATION], [])
+    for policy, answer in (
+        (FrontierPolicy(), '{"action":"up"}'),  # the nearest unvisited cell, direction order
+        (RandomWalkPolicy(), '{"action":"right"}'),
+    ):
+        assert isinstance(policy, ScriptedPolicy)  # what ScriptedModel accepts
+        assert policy.respond(first_turn, PARAMS) == answer
 
 
 @pytest.mark.parametrize("harness", [False, True])
@@ -68,15 +79,13 @@ def test_frontier_policy_equals_frontier_move_along_an_episode(harness: bool) ->
 
 
 def test_frontier_policy_reasoning_mode_writes_prose_then_json() -> None:
-    observations = [
-        "OBSERVATION: You are at [0, 0]. You found nothing here. Available directions: up, right. "
-        "You spent 0 steps."
-    ]
-    reply = FrontierPolicy().respond(conversation("reasoning", observations, []), PARAMS)
+    reply = FrontierPolicy().respond(conversation("reasoning", [FIRST_OBSERVATION], []), PARAMS)
+    assert reply == (
+        "No activatable state is closer than the unvisited cell [0, 1], 1 step(s) away, so I "
+        'explore toward it.\n{"action":"up"}'
+    )
     assert parse_direction(reply) == "up"
-    prose = strip_action_json(reply)
-    assert prose and "{" not in prose
-    assert reply.rstrip().endswith('{"action":"up"}')
+    assert strip_action_json(reply) == reply.split("\n")[0]
 
 
 def test_frontier_policy_is_stateless() -> None:
@@ -130,8 +139,10 @@ def test_random_walk_policy_is_deterministic_and_legal() -> None:
     policy = RandomWalkPolicy()
     answers = [policy.respond(m, PARAMS) for m in _random_conversations()]
     assert answers == [RandomWalkPolicy().respond(m, PARAMS) for m in _random_conversations()]
-    assert {json.loads(a)["action"] for a in answers} <= set(DIRECTION_ORDER)
-    assert len(set(answers)) > 1  # different conversations, different seeds
+    # Seeded by the conversation: pinned, so a change of seeding shows here.
+    assert [json.loads(a)["action"] for a in answers] == [
+        "left", "up", "left", "left", "up", "right", "up", "up", "left", "right", "right", "left",
+    ]  # fmt: skip
     narrow = conversation(
         "default",
         [
@@ -147,5 +158,5 @@ def test_random_walk_policy_reasoning_mode_ends_with_json() -> None:
     messages = _random_conversations()[0]
     messages[0] = system("reasoning")
     reply = RandomWalkPolicy().respond(messages, PARAMS)
-    assert parse_direction(reply) in DIRECTION_ORDER
+    assert reply == f'{prompts.REASONING_RANDOM}\n{{"action":"left"}}'
     assert strip_action_json(reply) == prompts.REASONING_RANDOM

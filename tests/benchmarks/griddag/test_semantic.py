@@ -67,18 +67,28 @@ def test_there_are_four_pasta_maps() -> None:
     assert SEMANTIC_MAP_IDS == ("custom-201", "custom-202", "custom-203", "custom-204")
 
 
-@pytest.mark.parametrize("map_id", SEMANTIC_MAP_IDS)
-def test_semantic_map_is_well_formed_and_solvable(map_id: str) -> None:
+@pytest.mark.parametrize(
+    ("map_id", "side", "nodes", "cells", "solved_in"),
+    [
+        ("custom-201", 8, 7, 43, 53),
+        ("custom-202", 9, 8, 57, 75),
+        ("custom-203", 6, 6, 27, 37),
+        ("custom-204", 9, 8, 57, 64),
+    ],
+)
+def test_semantic_map_is_well_formed_and_solvable(
+    map_id: str, side: int, nodes: int, cells: int, solved_in: int
+) -> None:
     world = load_semantic_world(map_id, "semantic", 0)
-    width, height = world.meta["grid_size"]
-    assert 6 <= width <= 9 and 6 <= height <= 9
-    assert all(0 <= x < width and 0 <= y < height for x, y in world.cells)
-    assert 4 <= len(world.nodes) <= 8
+    assert world.meta["grid_size"] == [side, side]
+    assert all(0 <= x < side and 0 <= y < side for x, y in world.cells)
+    assert (len(world.nodes), len(world.cells)) == (nodes, cells)
     assert world.node_at(world.start) is None
     assert [n for n in world.nodes if not world.children(n)] == [world.goal]
     assert set(world.distances_from(world.start)) == world.cells
-    assert world.budget == 3 * len(world.cells)
-    assert _solve(world) <= world.budget
+    assert world.budget == 3 * cells
+    # Nodes in depth order along shortest paths: well within the hidden budget.
+    assert _solve(world) == solved_in
 
 
 @pytest.mark.parametrize("map_id", SEMANTIC_MAP_IDS)

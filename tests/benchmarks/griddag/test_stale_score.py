@@ -94,7 +94,8 @@ def test_reset_restarts_the_segment_at_one_cell() -> None:
     stale = StaleScore((0, 0))
     for cell in [(0, 1), (0, 0), (0, 1), (0, 0), (0, 1)]:
         stale.move(cell)
-    assert stale.S > 0
+    # The edge traversed 5 times (e = 3), (0,1) and (0,0) visited 3 times each (n = 2).
+    assert stale.terms == StaleTerms(0, 3, 2) and stale.S == 5
     stale.reset((5, 5))
     assert stale.terms == StaleTerms(0, 0, 0)
     assert stale.position == (5, 5)

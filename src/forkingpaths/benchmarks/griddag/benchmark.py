@@ -5,15 +5,29 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from forkingpaths.benchmarks.griddag.world import World
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, PlotArtifact, QuickConfig
+from pydantic import BaseModel, ConfigDict, Field
+
+from forkingpaths.benchmarks.griddag.env import GridDagEnv
+from forkingpaths.benchmarks.griddag.generator import generate_world
+from forkingpaths.benchmarks.griddag.metric import score_trajectory
+from forkingpaths.benchmarks.griddag.plots import write_compare_plots, write_report_plots
+from forkingpaths.benchmarks.griddag.semantic import SEMANTIC_MAP_IDS, load_semantic_world
+from forkingpaths.benchmarks.griddag.world import BUDGET_ALPHA, World
+from forkingpaths.core.benchmark import (
+    AgentSpec,
+    Benchmark,
+    Instance,
+    MetricSpec,
+    PlotArtifact,
+    QuickConfig,
+)
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
-from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord
 
 EXPLORATION_LEVELS = ("low", "medium", "high")
@@ -25,13 +39,30 @@ SEMANTIC_VARIANTS = ("semantic", "symbolic")
 _AGENTS = "forkingpaths.benchmarks.griddag.agents"
 
 
+class GridDagOptions(BaseModel):
+    """Options of griddag-v1 (`--option`, `benchmark_options`); the defaults are the paper's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    budget_alpha: int = Field(
+        default=BUDGET_ALPHA,
+        strict=True,
+        gt=0,
+        description="alpha of the hidden step budget B = alpha x |cells|, App. C.1 Eq. 7; "
+        "a positive integer, the paper's is 3",
+    )
+    """alpha of the hidden step budget B = alpha x |M| (App. C.1, Eq. 7); it changes neither the
+    DAG nor the grid, only how many steps an episode may take before it is truncated."""
+
+
 class GridDagBenchmark(Benchmark):
     """Partially observable grid + hidden task DAG (explore-exploit-errors.txt).
 
     Splits: `main` = 3 exploration presets x 3 DAG difficulties x seeds 0-2 (27 episodes, §5,
     App. C.2); `semantic` = 4 hand-authored pasta maps x {semantic, symbolic} x seeds 0-4 (App. E).
     Metrics (§5): success rate, exploration and exploitation error (per-episode normalised
-    errors averaged over episodes), steps of successful trajectories (Table 2).
+    errors averaged over episodes), steps of successful trajectories (Table 2). Options
+    (`GridDagOptions`): `budget_alpha`, the alpha of the hidden budget (App. C.1).
     """
 
     id = "griddag-v1"
@@ -65,20 +96,28 @@ class GridDagBenchmark(Benchmark):
         QuickConfig(split="main", agent="react", model="scripted/griddag-frontier"),
     )
     headline_metrics = ("success_rate", "exploration_error", "exploitation_error", "steps_success")
+    metric_specs = MappingProxyType(
+        {
+            "episodes": MetricSpec("episodes", "none"),
+            "success_rate": MetricSpec("success rate", "higher"),
+            "exploration_error": MetricSpec("exploration error", "lower"),
+            "exploitation_error": MetricSpec("exploitation error", "lower"),
+            "exploration_error_pooled": MetricSpec("exploration error (pooled)", "lower"),
+            "exploitation_error_pooled": MetricSpec("exploitation error (pooled)", "lower"),
+            "steps_success": MetricSpec("steps (successful episodes)", "lower"),
+            # Failed episodes run to the hidden budget, so the mean over all episodes mixes two
+            # populations: descriptive only.
+            "steps_mean": MetricSpec("steps (all episodes)", "none"),
+            "invalid_action_rate": MetricSpec("invalid action rate", "lower"),
+        }
+    )
+    Options = GridDagOptions
     cli_entry_point = "forkingpaths.benchmarks.griddag.cli:app"
 
+    config: GridDagOptions
+    """The validated options (set by `Benchmark.__init__`)."""
+
     def __init__(self, **options: Any) -> None:
-        unknown = set(options) - {"budget_alpha"}
-        if unknown:
-            raise ConfigError(f"unknown griddag option(s) {sorted(unknown)}; allowed: budget_alpha")
-        alpha = options.get("budget_alpha")
-        if alpha is not None and (
-            isinstance(alpha, bool) or not isinstance(alpha, int) or alpha < 1
-        ):
-            raise ConfigError(
-                f"budget_alpha: the hidden budget is alpha x |cells| (App. C.1, alpha = 3); "
-                f"expected a positive integer, got {alpha!r}"
-            )
         super().__init__(**options)
         self._worlds: dict[str, World] = {}
 
@@ -102,8 +141,6 @@ class GridDagBenchmark(Benchmark):
                 for seed in MAIN_SEEDS
             ]
         if split == "semantic":
-            from forkingpaths.benchmarks.griddag.semantic import SEMANTIC_MAP_IDS
-
             return [
                 Instance(
                     id=f"{map_id}-{variant}-s{seed}",
@@ -121,30 +158,26 @@ class GridDagBenchmark(Benchmark):
         if instance.id not in self._worlds:
             p = instance.params
             if p["kind"] == "generated":
-                from forkingpaths.benchmarks.griddag.generator import generate_world
-
                 world = generate_world(p["exploration"], p["dag"], p["seed"])
             else:
-                from forkingpaths.benchmarks.griddag.semantic import load_semantic_world
-
                 world = load_semantic_world(p["map"], p["variant"], p["seed"])
-            alpha = self.options.get("budget_alpha")
-            if alpha is not None:
-                from dataclasses import replace
-
-                world = replace(world, budget=alpha * len(world.cells))
+            alpha = self.config.budget_alpha
+            # B = alpha x |M| (App. C.1, Eq. 7): alpha touches neither the DAG nor the grid.
+            world = replace(
+                world, budget=alpha * len(world.cells), meta={**world.meta, "budget_alpha": alpha}
+            )
             self._worlds[instance.id] = world
         return self._worlds[instance.id]
 
     def make_env(
         self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
     ) -> Env:
-        from forkingpaths.benchmarks.griddag.env import GridDagEnv
-
         return GridDagEnv(self.world(instance))
 
     def max_steps(self, instance: Instance) -> int:
-        # The env truncates at the hidden budget; this is only a safety net above it.
+        # The hidden budget is a rule of the game: GridDagEnv truncates there itself (the outcome
+        # and the observation depend on it). The runner's TurnLimit sits one step above it, a
+        # safety net that never fires, so no record gains its `turn_limit` mark.
         return self.world(instance).budget + 1
 
     # ---- scoring ----
@@ -157,8 +190,6 @@ class GridDagBenchmark(Benchmark):
         ]
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
-        from forkingpaths.benchmarks.griddag.metric import score_trajectory
-
         world = self.world(self.instance(record.instance_id))
         score = score_trajectory(world, self.trajectory(record))
         return {
@@ -193,13 +224,9 @@ class GridDagBenchmark(Benchmark):
         return f"{p['variant']}"
 
     def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
-        from forkingpaths.benchmarks.griddag.plots import write_report_plots
-
         return write_report_plots(self, records, out_dir)
 
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
-        from forkingpaths.benchmarks.griddag.plots import write_compare_plots
-
         return write_compare_plots(summaries, out_dir)
 
 

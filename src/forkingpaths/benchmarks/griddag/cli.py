@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from forkingpaths.benchmarks.griddag.generator import generate_world
+from forkingpaths.benchmarks.griddag.metric import load_score_input, score_trajectory
 from forkingpaths.core.errors import InvalidFile
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -21,8 +23,6 @@ def generate_cmd(
     seed: Annotated[int, typer.Option(help="generator seed")] = 0,
 ) -> None:
     """Print one generated map as JSON: cells, start, nodes (pos, options), goal, budget."""
-    from forkingpaths.benchmarks.griddag.generator import generate_world
-
     world = generate_world(exploration, dag, seed)
     sys.stdout.write(json.dumps(world.to_json()) + "\n")
 
@@ -34,8 +34,6 @@ def score_cmd(
     ],
 ) -> None:
     """Score a trajectory: per-step case, gain, progress, err, and the normalised errors."""
-    from forkingpaths.benchmarks.griddag.metric import load_score_input, score_trajectory
-
     try:
         text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
     except OSError as exc:

@@ -104,8 +104,13 @@ class GridDagEnv(Env):
     ## Episode End
 
     Terminated when the goal is achieved. Truncated when N reaches the hidden budget
-    `world.budget` (B = 3 x |M|, App. C.1, Eq. 7) without success. Every step counts, refused
-    ones included (one step per model call, App. B). `step` after the end raises `ResetNeeded`.
+    `world.budget` (B = alpha x |M|, App. C.1, Eq. 7; alpha = 3 unless the benchmark option
+    `budget_alpha` sets it) without success: the budget is a rule of the game (the outcome and
+    the observation depend on it), so the env applies it itself. Every step counts, refused
+    ones included (one step per model call, App. B). `step` before the first `reset` raises
+    `ResetNeeded`; a step after the end is refused by the `OrderEnforcing` wrapper the runner
+    and the Gymnasium adapter put around every env (the bare env, as in Gymnasium, does not
+    police it).
 
     ## Arguments
 
@@ -182,10 +187,9 @@ class GridDagEnv(Env):
         return self.render()
 
     def step(self, action: str) -> Step:
-        if not self._started:
-            raise ResetNeeded("GridDagEnv.step called before reset()")
-        if self._done():
-            raise ResetNeeded("GridDagEnv.step called after the episode ended; call reset()")
+        # Before the first reset there is no episode (nothing observed) for a step to change;
+        # the accessors below need the same flag. Ordering after the end is OrderEnforcing's.
+        self._require_started("step")
         self._steps += 1
         self._first_visit = self._activated_now = False
         self._blocked = None
@@ -226,9 +230,6 @@ class GridDagEnv(Env):
         """prec(u, t) of Eq. 4: true without options, else some option fully achieved."""
         options = self._views[name].options
         return not options or any(option <= self._achieved for option in options)
-
-    def _done(self) -> bool:
-        return self.world.goal in self._achieved or self._steps >= self.world.budget
 
     def _require_started(self, what: str) -> None:
         if not self._started:

@@ -7,15 +7,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from forkingpaths.benchmarks.griddag.metric import TrajectoryScore, score_trajectory
+from forkingpaths.benchmarks.griddag.world import World
 from forkingpaths.core.benchmark import PlotArtifact
 from forkingpaths.core.records import EpisodeRecord
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    # Annotation only: the benchmark imports this module to draw its report figures.
     from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
-    from forkingpaths.benchmarks.griddag.metric import TrajectoryScore
-    from forkingpaths.benchmarks.griddag.world import World
 
 MAX_TRAJECTORY_FIGURES = 9
 CASE_COLOURS = {1: "#1f77b4", 2: "#d62728", 3: "#ff7f0e", 4: "#9467bd"}
@@ -29,6 +32,8 @@ CASE_LABELS = {
 
 def _figure(**kwargs: Any) -> Figure:
     # The object-oriented API keeps figures off pyplot's global state (and needs no display).
+    # matplotlib is heavy to import: deferred to the first figure, so scoring and running
+    # episodes never load it.
     from matplotlib.figure import Figure
 
     return Figure(**kwargs)
@@ -91,7 +96,7 @@ def trajectory_figure(
 
 
 def _rect(x: int, y: int, colour: str) -> Any:
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Rectangle  # heavy: deferred like `_figure`'s import
 
     return Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=colour, edgecolor="#cccccc", lw=0.3)
 
@@ -114,8 +119,6 @@ def success_vs_log_error_figure(
             label, (log_err, success), fontsize=7, xytext=(3, 3), textcoords="offset points"
         )
     if len(usable) >= 3:
-        import numpy as np
-
         x = np.array([u[2] for u in usable])
         y = np.array([u[1] for u in usable])
         if np.ptp(x) > 0:
@@ -147,8 +150,6 @@ def success_vs_log_error_figure(
 def write_report_plots(
     bench: GridDagBenchmark, records: Sequence[EpisodeRecord], out_dir: Path
 ) -> list[PlotArtifact]:
-    from forkingpaths.benchmarks.griddag.metric import score_trajectory
-
     out_dir.mkdir(parents=True, exist_ok=True)
     artifacts: list[PlotArtifact] = []
     summary = bench.aggregate(list(records))
