@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 
 from aiohttp import web
 from pydantic import ValidationError
+from rich.console import Console
 
 from forkingpaths.core import registry
 from forkingpaths.core.chat import Message, ModelParams, ScriptedPolicy
@@ -333,8 +334,6 @@ def serve_forever(
     host: str = "127.0.0.1",
 ) -> None:
     """Serve until Ctrl-C (for `forkingpaths mockserver`); prints the URL once started."""
-    from rich.console import Console
-
     server = MockServer(
         latency_ms=latency_ms,
         latency_jitter_ms=latency_jitter_ms,

@@ -9,9 +9,9 @@ from typing import Any
 
 import jinja2
 
-from forkingpaths import __version__
 from forkingpaths.core.benchmark import Benchmark, PlotArtifact
 from forkingpaths.core.records import EpisodeRecord, RunHeader
+from forkingpaths.core.version import __version__
 from forkingpaths.report.tables import (
     Table,
     episodes_table,
