@@ -305,3 +305,83 @@ class RunHeader(BaseModel):
     """When the run directory was created."""
     environment: dict[str, Any] = Field(default_factory=dict)
     """Package version, git revision, python and key package versions, host."""
+
+
+class EpisodeCounts(BaseModel):
+    """How many episodes a run planned, finished and lost to errors."""
+
+    planned: int
+    """Episodes the spec asks for."""
+    ok: int
+    """Episodes finished and scored."""
+    errored: int
+    """Episodes recorded as errors (counted, kept out of the metrics)."""
+
+
+class UsageTotals(BaseModel):
+    """Model usage summed over a run's episodes (every role's calls included)."""
+
+    calls: int = 0
+    """Model calls."""
+    cached_calls: int = 0
+    """Calls served from the response cache."""
+    prompt_tokens: int = 0
+    """Input tokens."""
+    completion_tokens: int = 0
+    """Output tokens."""
+    reasoning_tokens: int = 0
+    """Reasoning tokens where reported."""
+    cost_usd: float = 0.0
+    """Priced cost, rounded to 6 decimals."""
+
+
+class RunTiming(BaseModel):
+    """Wall time of a run's episodes."""
+
+    episode_seconds_mean: float | None = None
+    """Mean episode wall time (None without episodes)."""
+    episode_seconds_total: float = 0.0
+    """Summed episode wall time (more than the run's when episodes overlap)."""
+
+
+class EpisodeError(BaseModel):
+    """An errored episode as `metrics.json` lists it."""
+
+    instance_id: str
+    """Its instance."""
+    trial: int
+    """Its trial."""
+    error: str
+    """The error, cut to 500 characters."""
+
+
+class RunMetrics(BaseModel):
+    """Contents of `metrics.json`: a run's scores, recomputable from its records."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Schema version of this file."""
+    run_id: str
+    """The run."""
+    benchmark: str
+    """Benchmark id with version."""
+    split: str
+    """Split of the instances."""
+    agent: str
+    """Agent name."""
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    """Agent options."""
+    model: str | None = None
+    """The agent's model."""
+    complete: bool
+    """Every planned episode has a record."""
+    episodes: EpisodeCounts
+    """Planned, finished and errored episodes."""
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    """The benchmark's run-level metrics over the finished episodes (`Benchmark.aggregate`;
+    their labels and directions are the benchmark's `metric_specs`)."""
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    """Model usage."""
+    timing: RunTiming = Field(default_factory=RunTiming)
+    """Episode wall times."""
+    errors: list[EpisodeError] = Field(default_factory=list)
+    """The errored episodes."""

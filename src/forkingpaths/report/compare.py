@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from forkingpaths.core.benchmark import PlotArtifact
+from forkingpaths.core.benchmark import MetricSpec, PlotArtifact
 from forkingpaths.core.errors import InvalidFile
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.report.html import render_page
-from forkingpaths.report.tables import Table, headline_keys
+from forkingpaths.report.tables import Best, Table, headline_keys
 from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.scoring import rescore_run
 
@@ -22,7 +21,7 @@ def load_summary(path: Path) -> dict[str, Any]:
     if not run_dir.exists():
         raise InvalidFile(f"{path}: not a run directory (no spec.json)")
     if run_dir.metrics_path.exists():
-        return json.loads(run_dir.metrics_path.read_text())
+        return run_dir.read_metrics().model_dump()
     return rescore_run(run_dir)[0]
 
 
@@ -49,8 +48,48 @@ def comparison_table(summaries: Sequence[dict[str, Any]]) -> Table:
                 s["usage"]["cost_usd"],
             ]
         )
-    header = ["run", "benchmark", "agent", "model", "ok", "errored", *keys, "cost_usd"]
-    return Table("Comparison", header, rows)
+    _mark_best(summaries, keys, rows, first_metric=6)
+    arrows = {"higher": " ↑", "lower": " ↓"}
+    specs = _metric_specs(summaries)
+    titles = [f"{k}{arrows.get(specs[k].direction, '') if k in specs else ''}" for k in keys]
+    header = ["run", "benchmark", "agent", "model", "ok", "errored", *titles, "cost_usd"]
+    note = "↑ higher is better, ↓ lower is better; ★ the best of the runs of a benchmark"
+    return Table("Comparison", header, rows, note=note)
+
+
+def _metric_specs(summaries: Sequence[dict[str, Any]]) -> dict[str, MetricSpec]:
+    specs: dict[str, MetricSpec] = {}
+    for bid in dict.fromkeys(s["benchmark"] for s in summaries):
+        for key, spec in make_benchmark(bid).metric_specs.items():
+            specs.setdefault(key, spec)
+    return specs
+
+
+def _mark_best(
+    summaries: Sequence[dict[str, Any]], keys: list[str], rows: list[list[Any]], first_metric: int
+) -> None:
+    """Rank the runs of each benchmark on every metric with a direction: its best cells become
+    `Best` (ties all marked; nothing marked when only one run has a value)."""
+    for bid in dict.fromkeys(s["benchmark"] for s in summaries):
+        specs = make_benchmark(bid).metric_specs
+        members = [i for i, s in enumerate(summaries) if s["benchmark"] == bid]
+        for column, key in enumerate(keys, start=first_metric):
+            spec = specs.get(key)
+            if spec is None or spec.direction == "none":
+                continue
+            values = {
+                i: rows[i][column]
+                for i in members
+                if isinstance(rows[i][column], int | float)
+                and not isinstance(rows[i][column], bool)
+            }
+            if len(values) < 2 or len(set(values.values())) < 2:
+                continue
+            pick = max if spec.direction == "higher" else min
+            best = pick(values.values())
+            for i, value in values.items():
+                if value == best:
+                    rows[i][column] = Best(value)
 
 
 def write_comparison(

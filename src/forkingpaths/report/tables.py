@@ -20,7 +20,17 @@ class Table:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Best:
+    """A cell holding the best value of its column among compared runs (by the metric's
+    declared direction); shown with a star."""
+
+    value: Any
+
+
 def format_value(value: Any) -> str:
+    if isinstance(value, Best):
+        return f"{format_value(value.value)} ★"
     if value is None:
         return "–"
     if isinstance(value, bool):

@@ -22,6 +22,7 @@ from forkingpaths.core.records import (
     SCHEMA_VERSION,
     EpisodeRecord,
     RunHeader,
+    RunMetrics,
     RunSpec,
 )
 from forkingpaths.runner.transcripts import TEXTS_FILE, TextStore
@@ -171,8 +172,22 @@ class RunDirectory:
             self.texts.resolve(latest.values())
         return latest
 
-    def write_metrics(self, metrics: dict[str, Any]) -> None:
-        _atomic_write(self.metrics_path, json.dumps(metrics, indent=2, sort_keys=False))
+    def write_metrics(self, metrics: RunMetrics) -> None:
+        # Python-mode dump: the benchmark's own values are written exactly as json writes them.
+        _atomic_write(self.metrics_path, json.dumps(metrics.model_dump(), indent=2))
+
+    def read_metrics(self) -> RunMetrics:
+        """metrics.json, checked against its schema."""
+        try:
+            metrics = RunMetrics.model_validate_json(self.metrics_path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as exc:
+            raise InvalidFile(f"{self.metrics_path}: not a readable metrics.json ({exc})") from exc
+        if metrics.schema_version > SCHEMA_VERSION:
+            raise InvalidFile(
+                f"{self.metrics_path}: schema_version {metrics.schema_version} is newer than this "
+                f"forkingpaths understands ({SCHEMA_VERSION}); upgrade forkingpaths"
+            )
+        return metrics
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -7,7 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from forkingpaths.core.benchmark import Benchmark
-from forkingpaths.core.records import SCHEMA_VERSION, EpisodeRecord, RunHeader
+from forkingpaths.core.records import (
+    EpisodeCounts,
+    EpisodeError,
+    EpisodeRecord,
+    RunHeader,
+    RunMetrics,
+    RunTiming,
+    UsageTotals,
+)
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.runner.episode import EpisodeJob, plan_jobs
 from forkingpaths.runner.rundir import RunDirectory
@@ -18,43 +26,41 @@ def summarize(
     benchmark: Benchmark,
     records: Sequence[EpisodeRecord],
     planned: int,
-) -> dict[str, Any]:
+) -> RunMetrics:
     """The content of metrics.json."""
     ok = [r for r in records if r.status == "ok"]
     errored = [r for r in records if r.status == "error"]
-    usage = {
-        "calls": sum(r.n_calls for r in records),
-        "cached_calls": sum(r.n_cached for r in records),
-        "prompt_tokens": sum(r.usage.prompt_tokens for r in records),
-        "completion_tokens": sum(r.usage.completion_tokens for r in records),
-        "reasoning_tokens": sum(r.usage.reasoning_tokens for r in records),
-        "cost_usd": round(sum(r.cost_usd for r in records), 6),
-    }
     durations = [r.duration_s for r in records]
     spec = header.spec
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": header.run_id,
-        "benchmark": benchmark.id,
-        "split": spec.split,
-        "agent": spec.agent,
-        "agent_options": spec.agent_options,
-        "model": spec.model,
-        "complete": len(records) >= planned,
-        "episodes": {"planned": planned, "ok": len(ok), "errored": len(errored)},
+    return RunMetrics(
+        run_id=header.run_id,
+        benchmark=benchmark.id,
+        split=spec.split,
+        agent=spec.agent,
+        agent_options=spec.agent_options,
+        model=spec.model,
+        complete=len(records) >= planned,
+        episodes=EpisodeCounts(planned=planned, ok=len(ok), errored=len(errored)),
         # Errored episodes (model outages, crashes) are counted but excluded from the metrics,
         # so an infrastructure failure never reads as an agent failure.
-        "metrics": benchmark.aggregate(ok) if ok else {},
-        "usage": usage,
-        "timing": {
-            "episode_seconds_mean": round(statistics.fmean(durations), 4) if durations else None,
-            "episode_seconds_total": round(sum(durations), 4),
-        },
-        "errors": [
-            {"instance_id": r.instance_id, "trial": r.trial, "error": (r.error or "")[:500]}
+        metrics=benchmark.aggregate(ok) if ok else {},
+        usage=UsageTotals(
+            calls=sum(r.n_calls for r in records),
+            cached_calls=sum(r.n_cached for r in records),
+            prompt_tokens=sum(r.usage.prompt_tokens for r in records),
+            completion_tokens=sum(r.usage.completion_tokens for r in records),
+            reasoning_tokens=sum(r.usage.reasoning_tokens for r in records),
+            cost_usd=round(sum(r.cost_usd for r in records), 6),
+        ),
+        timing=RunTiming(
+            episode_seconds_mean=round(statistics.fmean(durations), 4) if durations else None,
+            episode_seconds_total=round(sum(durations), 4),
+        ),
+        errors=[
+            EpisodeError(instance_id=r.instance_id, trial=r.trial, error=(r.error or "")[:500])
             for r in errored
         ],
-    }
+    )
 
 
 def finalize_run(
@@ -73,8 +79,9 @@ def finalize_run(
         for record in records:
             if record.status == "ok":
                 record.metrics = benchmark.episode_metrics(record)
-    metrics = summarize(header, benchmark, records, len(jobs))
-    run_dir.write_metrics(metrics)
+    summary = summarize(header, benchmark, records, len(jobs))
+    run_dir.write_metrics(summary)
+    metrics = summary.model_dump()
     return metrics, records
 
 
