@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +141,38 @@ def test_runtime_from_run_options() -> None:
     assert (runtime.cache, runtime.concurrency, runtime.requests_per_minute) == (False, 3, 90)
     assert (runtime.max_retries, runtime.request_timeout_s) == (2, 5)
     assert runtime.meter is meter
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`."""
+    script = f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    )
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_checking_a_model_imports_no_sdk() -> None:
+    modules = _modules_after(
+        "from forkingpaths.core.records import ModelOptions\n"
+        "from forkingpaths.models.factory import check_model_access\n"
+        "check_model_access('openai/gpt-4.1')\n"
+        "check_model_access('openai-compat/q', ModelOptions(base_url='http://127.0.0.1:1/v1'))"
+    )
+    assert "openai" not in modules and "litellm" not in modules
+
+
+def test_building_a_generic_scripted_model_imports_no_benchmark() -> None:
+    modules = _modules_after(
+        "from forkingpaths.models.factory import make_model\nmake_model('scripted/echo')"
+    )
+    assert not {m for m in modules if m.startswith("forkingpaths.benchmarks")}
+    # A benchmark's policy imports its own benchmark's module, and no other benchmark.
+    modules = _modules_after(
+        "from forkingpaths.models.factory import make_model\n"
+        "make_model('scripted/griddag-frontier')"
+    )
+    assert {m.split(".")[2] for m in modules if m.startswith("forkingpaths.benchmarks.")} == {
+        "griddag"
+    }
