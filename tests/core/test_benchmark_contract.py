@@ -102,7 +102,8 @@ async def test_same_seed_same_episode_and_metrics_recomputable(name: str, tmp_pa
     bench = make_benchmark(name)
     (run_dir,) = [p for p in (tmp_path / "a").iterdir() if (p / "spec.json").exists()]
     loaded = load_records(run_dir)
-    assert [r.key for r in loaded] == [r.key for r in first]
+    # The file holds episodes in the order they finished; the run's result in the plan's order.
+    assert sorted(r.key for r in loaded) == sorted(r.key for r in first)
     for record in loaded:
         again = EpisodeRecord.model_validate_json(record.model_dump_json())
         assert again == record

@@ -79,7 +79,7 @@ SCRIPTED_POLICIES: Mapping[str, str] = MappingProxyType(
         "eeb-reference": f"{_B}.eeb.agents.scripted:EEBPolicy",
         "eeb-maze-explorer": f"{_B}.eeb.agents.scripted:MazeExplorerPolicy",
         "eeb-match2-greedy": f"{_B}.eeb.agents.scripted:Match2GreedyPolicy",
-        "eeb-expver": f"{_B}.eeb.expver_scripted:ExpVerScriptedPolicy",
+        "eeb-expver": f"{_B}.eeb.expver.scripted:ExpVerScriptedPolicy",
         "escape-explorer": f"{_B}.escape.agents.scripted:EscapeExplorerPolicy",
         "escape-judge": f"{_B}.escape.judge_scripted:DivergenceJudgePolicy",
         "aut-scripted": f"{_B}.escape.aut_scripted:AUTScriptedPolicy",

@@ -12,7 +12,7 @@ from tests.doubles import FakeChatModel, PolicyModel
 
 from forkingpaths.benchmarks.eeb.agents import prompts
 from forkingpaths.benchmarks.eeb.agents.base import BaseAgent, make_base
-from forkingpaths.benchmarks.eeb.agents.human import HumanAgent, HumanInputEnded, make_human
+from forkingpaths.benchmarks.eeb.agents.human import HumanAgent, make_human
 from forkingpaths.benchmarks.eeb.agents.reference import (
     Match2View,
     MazeView,
@@ -43,6 +43,7 @@ from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.chat import Completion, Message, ModelParams, ScriptedPolicy
 from forkingpaths.core.env import Env, Observation
 from forkingpaths.core.errors import ConfigError, InvalidFile, ModelError
+from forkingpaths.core.human import HumanInputEnded
 from forkingpaths.core.registry import load_entry_point
 
 MAZE = {level: load_maze_split("test", level) for level in (1, 2, 3)}

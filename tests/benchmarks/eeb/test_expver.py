@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from forkingpaths.benchmarks.eeb import expver_prompts as prompts
 from forkingpaths.benchmarks.eeb.agents.truths import Truth, TruthRepository
+from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
 from forkingpaths.benchmarks.eeb.expver import (
     Experience,
     ExpVerConfig,
@@ -23,6 +23,7 @@ from forkingpaths.benchmarks.eeb.expver import (
     game_levels,
     parse_experience,
     parse_organised_truths,
+    prompts,
     render_insightforce_prompt,
     select_key_steps,
 )
@@ -617,8 +618,6 @@ def test_round_levels_walk_the_pool_and_wrap(tmp_path: Path) -> None:
 
 
 def test_game_levels_use_the_benchmark_ids_and_interleave_difficulties() -> None:
-    from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
-
     bench = EEBBenchmark()
     maze_eval = [i for i, _ in game_levels("maze", "eval")]
     assert maze_eval[:4] == ["maze-l1-000", "maze-l2-000", "maze-l3-000", "maze-l1-001"]

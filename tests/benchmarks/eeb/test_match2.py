@@ -21,8 +21,9 @@ from forkingpaths.benchmarks.eeb.match2 import (
     parse_match2_action,
 )
 from forkingpaths.benchmarks.eeb.match2_levels import Match2Level, load_match2_split
-from forkingpaths.core.env import Step
+from forkingpaths.core.env import OrderEnforcing, Step
 from forkingpaths.core.errors import ConfigError, InvalidFile, ResetNeeded
+from forkingpaths.gym import to_gymnasium
 
 # A board with exactly one legal group: the three B tiles at [6, 1], [7, 0], [7, 1].
 #
@@ -273,8 +274,6 @@ def test_meeting_every_target_terminates_with_success() -> None:
     assert step.terminated and not step.truncated
     assert step.info["success"] is True and step.info["done"] is True
     assert step.observation.data["targets_remaining"] == {"A": 0, "B": 0, "C": 0, "D": 0}
-    with pytest.raises(ResetNeeded):
-        env.step(act("eliminate", pos=(7, 0)))
 
 
 def test_running_out_of_steps_ends_without_success() -> None:
@@ -286,13 +285,33 @@ def test_running_out_of_steps_ends_without_success() -> None:
     assert last.truncated and not last.terminated
     assert last.info["success"] is False and last.info["done"] is True
     assert last.info["steps_remaining"] == 0
-    with pytest.raises(ResetNeeded):
-        env.step("pass")
 
 
-def test_step_before_reset_raises() -> None:
+async def test_the_runners_wrapper_refuses_a_step_before_reset() -> None:
     with pytest.raises(ResetNeeded):
-        Match2Env(make_level()).step(act("eliminate", pos=(7, 0)))
+        await OrderEnforcing(Match2Env(make_level())).astep(act("eliminate", pos=(7, 0)))
+
+
+@pytest.mark.parametrize(
+    ("level", "actions", "end"),
+    [
+        (make_level(targets={"B": 3}), [act("eliminate", pos=(7, 0))], "terminated"),
+        (make_level(max_steps=2), [act("eliminate", pos=(7, 0)), "pass"], "truncated"),
+    ],
+)
+async def test_the_runners_wrapper_refuses_a_step_after_the_end(
+    level: Match2Level, actions: list[str], end: str
+) -> None:
+    """Ordering is the OrderEnforcing wrapper's, which the runner, Agent-ExpVer and the
+    Gymnasium ids put around the env; the env itself keeps only the game's rules."""
+    env = OrderEnforcing(Match2Env(level))
+    env.reset(seed=0)
+    results = [await env.astep(action) for action in actions]
+    assert getattr(results[-1], end) and not any(r.done for r in results[:-1])
+    with pytest.raises(ResetNeeded):
+        await env.astep("pass")
+    env.reset(seed=0)
+    assert not (await env.astep("pass")).done
 
 
 def test_unparseable_reply_spends_the_step() -> None:
@@ -391,8 +410,6 @@ def test_snapshot_restore_replays_identically() -> None:
 def test_gymnasium_checker_accepts_the_env() -> None:
     pytest.importorskip("gymnasium")
     from gymnasium.utils.env_checker import check_env
-
-    from forkingpaths.gym import to_gymnasium
 
     check_env(
         to_gymnasium(Match2Env(load_match2_split("test")["hard/000"])), skip_render_check=True

@@ -17,8 +17,9 @@ from forkingpaths.benchmarks.eeb.maze import (
 )
 from forkingpaths.benchmarks.eeb.maze_levels import MazeLevel, generate_maze_level
 from forkingpaths.benchmarks.eeb.replay import replay_lines
-from forkingpaths.core.env import Step
+from forkingpaths.core.env import OrderEnforcing, Step
 from forkingpaths.core.errors import ConfigError, ResetNeeded
+from forkingpaths.gym import to_gymnasium
 
 UP1, UP2, UP3, DOWN1, LEFT1, LEFT2, RIGHT1, RIGHT2, RIGHT3 = 0, 1, 2, 3, 6, 7, 9, 10, 11
 
@@ -91,8 +92,6 @@ def test_reaching_the_goal_scores_two_thousand_and_terminates() -> None:
     assert result.info["success"]
     assert result.info["events"][-1] == {"event": "goal", "position": [0, 2]}
     assert result.reward == 2000 + 2 * 10 - 50  # (0,2) and (1,2), seen from (0,1)
-    with pytest.raises(ResetNeeded):
-        act(env, LEFT1)
 
 
 def test_rewards_sum_to_the_score() -> None:
@@ -154,8 +153,6 @@ def test_losing_the_third_life_terminates_the_episode() -> None:
     assert [r.terminated for r in results] == [False, False, True]
     assert not results[-1].truncated and not results[-1].info["success"]
     assert env.score == 3 * (-1000 - 50)
-    with pytest.raises(ResetNeeded):
-        act(env, UP1)
 
 
 def test_the_step_cap_truncates() -> None:
@@ -165,8 +162,6 @@ def test_the_step_cap_truncates() -> None:
     result = act(env, RIGHT1)
     assert result.truncated and not result.terminated
     assert result.info["done"] and result.info["truncated"]
-    with pytest.raises(ResetNeeded):
-        act(env, RIGHT1)
 
 
 def test_the_default_step_cap_is_one_hundred() -> None:
@@ -177,9 +172,32 @@ def test_the_default_step_cap_is_one_hundred() -> None:
     assert results[-1].truncated and results[-1].info["t"] == 100
 
 
-def test_step_before_reset_raises() -> None:
+async def test_the_runners_wrapper_refuses_a_step_before_reset() -> None:
     with pytest.raises(ResetNeeded):
-        MazeEnv(open_board()).step("Action: 0")
+        await OrderEnforcing(MazeEnv(open_board())).astep("Action: 0")
+
+
+@pytest.mark.parametrize(
+    ("level", "max_steps", "actions", "end"),
+    [
+        (board("..G", "...", "S.."), 100, [UP2, RIGHT3], "terminated"),  # the goal
+        (board("...G", "....", "....", "S#.."), 100, [RIGHT1] * 3, "terminated"),  # no lives
+        (open_board(), 2, [UP1, RIGHT1], "truncated"),  # the step cap
+    ],
+)
+async def test_the_runners_wrapper_refuses_a_step_after_the_end(
+    level: MazeLevel, max_steps: int, actions: list[int], end: str
+) -> None:
+    """Ordering is the OrderEnforcing wrapper's, which the runner, Agent-ExpVer and the
+    Gymnasium ids put around the env; the env itself keeps only the game's rules."""
+    env = OrderEnforcing(MazeEnv(level, max_steps=max_steps))
+    env.reset(seed=0)
+    results = [await env.astep(f"Action: {number}") for number in actions]
+    assert getattr(results[-1], end) and not any(r.done for r in results[:-1])
+    with pytest.raises(ResetNeeded):
+        await env.astep("Action: 0")
+    env.reset(seed=0)
+    assert not (await env.astep("Action: 0")).done
 
 
 # ---- invalid actions and parsing ----
@@ -535,8 +553,6 @@ def test_constructor_and_reset_refuse_bad_input() -> None:
 def test_gymnasium_check_env_passes() -> None:
     pytest.importorskip("gymnasium")
     from gymnasium.utils.env_checker import check_env
-
-    from forkingpaths.gym import to_gymnasium
 
     check_env(to_gymnasium(MazeEnv(generate_maze_level(3, 2))), skip_render_check=True)
 

@@ -7,16 +7,61 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from pydantic import BaseModel, ConfigDict, Field
+
+from forkingpaths.benchmarks.eeb.games import (
+    RECORD_METRICS,
+    game_env,
+    match2_instance_id,
+    maze_instance_id,
+)
+from forkingpaths.benchmarks.eeb.match2 import MATCH2_METRIC_LABELS, aggregate_match2
+from forkingpaths.benchmarks.eeb.match2_levels import MATCH2_DIFFICULTIES, load_match2_split
+from forkingpaths.benchmarks.eeb.maze import DEFAULT_MAX_STEPS, aggregate_maze
+from forkingpaths.benchmarks.eeb.maze_levels import generate_maze_level, load_maze_split
+from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
-from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord
 
 _AGENTS = "forkingpaths.benchmarks.eeb.agents"
-MAZE_LEVEL_IDS = (1, 2, 3)
-MATCH2_DIFFICULTIES = ("easy", "medium", "hard")
-DEFAULT_MAZE_STEP_CAP = 100
+
+
+class EEBOptions(BaseModel):
+    """Options of eeb-v1 (`--option`, `benchmark_options`); the defaults are the paper's (or
+    ours where it states none)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    full_vision: bool = Field(
+        default=False,
+        strict=True,
+        description="maze: show the whole board, Table 7's Full-Vision ablation; true or false",
+    )
+    """Maze: the agent sees the whole board and every monster (Table 7's Full-Vision ablation);
+    it changes only what is shown, not scoring."""
+    props: bool = Field(
+        default=True,
+        strict=True,
+        description="match-2: false is Table 7's NoProps ablation; true or false",
+    )
+    """Match-2: False refuses every prop action (Table 7's NoProps ablation)."""
+    max_steps: int = Field(
+        default=DEFAULT_MAX_STEPS,
+        strict=True,
+        ge=1,
+        description="maze step cap, default 100 since the paper gives none; a positive integer",
+    )
+    """Maze: steps after which an episode is truncated (a game rule: the observation shows it
+    and a truncated episode fails). Match-2 levels carry their own step budgets (Table 2)."""
+    maze_size: int | None = Field(
+        default=None,
+        strict=True,
+        ge=5,
+        description="maze board size, default 9 as in Table 2; an integer >= 5",
+    )
+    """Maze: None plays the shipped 9x9 levels (Table 2); another size regenerates the same
+    level numbers and seeds at that size (7 as in the paper's level-1 trace, App. C)."""
 
 
 class EEBBenchmark(Benchmark):
@@ -24,11 +69,9 @@ class EEBBenchmark(Benchmark):
 
     Splits: `test` = 30 maze levels per difficulty (L1-L3) + 30 match-2 levels per difficulty
     (easy/medium/hard), 180 episodes (§3, Table 2); `maze` and `match2` = one game's 90;
-    `maze-train` = the 30 training mazes Agent-ExpVer learns on. Options: `full_vision`
-    (Table 7 ablation, maze), `props` (False = the NoProps ablation, match-2), `max_steps`
-    (maze step cap, default 100), `maze_size` (default 9, Table 2; other sizes regenerate the
-    same levels and seeds at that size, e.g. 7 as in the paper's level-1 trace). Metrics: Table
-    3, per game and level and over all levels.
+    `maze-train` = the 30 training mazes Agent-ExpVer learns on. Options: `EEBOptions`
+    (`full_vision`, `props`, `max_steps`, `maze_size`). Metrics: Table 3, per game and level
+    and over all levels.
     """
 
     id = "eeb-v1"
@@ -68,25 +111,20 @@ class EEBBenchmark(Benchmark):
         QuickConfig(split="test", agent="base", model="scripted/eeb-reference"),
     )
     headline_metrics = ("maze_success_rate", "maze_score", "match2_success_rate", "match2_score")
+    metric_specs = MappingProxyType(
+        {
+            "maze_success_rate": MetricSpec("maze success rate (Suc.Rate)", "higher"),
+            "maze_score": MetricSpec("maze average score (A.Score)", "higher"),
+            "match2_success_rate": MetricSpec("match-2 success rate (Suc.Rate)", "higher"),
+            "match2_score": MetricSpec("match-2 average score (A.Score)", "higher"),
+        }
+    )
+    Options = EEBOptions
     cli_entry_point = "forkingpaths.benchmarks.eeb.cli:app"
 
     def __init__(self, **options: Any) -> None:
-        allowed = {"full_vision", "props", "max_steps", "maze_size"}
-        unknown = set(options) - allowed
-        if unknown:
-            raise ConfigError(
-                f"unknown eeb option(s) {sorted(unknown)}; allowed: {', '.join(sorted(allowed))}"
-            )
-        for flag in ("full_vision", "props"):
-            if flag in options and not isinstance(options[flag], bool):
-                raise ConfigError(f"{flag}: expected true or false, got {options[flag]!r}")
-        cap = options.get("max_steps", DEFAULT_MAZE_STEP_CAP)
-        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-            raise ConfigError(f"max_steps: expected a positive integer, got {cap!r}")
-        size = options.get("maze_size")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 5):
-            raise ConfigError(f"maze_size: expected an integer >= 5 (default 9), got {size!r}")
         super().__init__(**options)
+        self.config: EEBOptions
         self._levels: dict[str, Any] = {}
 
     # ---- instances ----
@@ -103,28 +141,22 @@ class EEBBenchmark(Benchmark):
         return self.select_instances(split, None)  # raises NameNotFound listing the splits
 
     def _maze(self, data_split: str, split: str) -> list[Instance]:
-        from forkingpaths.benchmarks.eeb.maze_levels import load_maze_split
-
-        size = self.options.get("maze_size")
+        size = self.config.maze_size
         out = []
         for rel, level in load_maze_split(data_split):  # type: ignore[arg-type]
             if size is not None and size != level.size:
                 # Another grid size: the same level numbers and seeds, generated at that size.
-                from forkingpaths.benchmarks.eeb.maze_levels import generate_maze_level
-
                 level = generate_maze_level(level.level, level.meta["seed"], size)
-            instance_id = _maze_id(rel)
+            instance_id = maze_instance_id(rel)
             self._levels.setdefault(instance_id, level)
             params = {"game": "maze", "level": level.level, "file": rel}
             out.append(Instance(id=instance_id, split=split, params=params))
         return out
 
     def _match2(self, split: str) -> list[Instance]:
-        from forkingpaths.benchmarks.eeb.match2_levels import load_match2_split
-
         out = []
         for key, level in load_match2_split("test").items():
-            instance_id = f"match2-{key.replace('/', '-')}"
+            instance_id = match2_instance_id(key)
             self._levels.setdefault(instance_id, level)
             params = {"game": "match2", "difficulty": level.difficulty, "file": key}
             out.append(Instance(id=instance_id, split=split, params=params))
@@ -139,27 +171,25 @@ class EEBBenchmark(Benchmark):
     def make_env(
         self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
     ) -> Env:
-        from forkingpaths.benchmarks.eeb.games import game_env
-
         return game_env(
             instance.params["game"],
             self.level(instance),
-            max_steps=self.options.get("max_steps", DEFAULT_MAZE_STEP_CAP),
-            full_vision=self.options.get("full_vision", False),
-            props=self.options.get("props", True),
+            max_steps=self.config.max_steps,
+            full_vision=self.config.full_vision,
+            props=self.config.props,
         )
 
     def max_steps(self, instance: Instance) -> int:
-        # Both envs end their episodes themselves; this is only a safety net above them.
+        """The game's own step budget: the maze cap or the match-2 level's. Both envs truncate
+        at it themselves (a game rule: the observation counts down to it and a truncated
+        episode fails), so the runner's TurnLimit at the same number never fires."""
         if instance.params["game"] == "maze":
-            return self.options.get("max_steps", DEFAULT_MAZE_STEP_CAP) + 1
-        return self.level(instance).max_steps + 1
+            return self.config.max_steps
+        return self.level(instance).max_steps
 
     # ---- scoring ----
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
-        from forkingpaths.benchmarks.eeb.games import RECORD_METRICS
-
         params = self.instance(record.instance_id).params
         game = params["game"]
         label = (
@@ -210,8 +240,6 @@ _MAZE_PERCENT_KEYS = ("Suc.Rate", "A.Explor", "A.Gold")
 
 
 def _maze_table(episodes: list[dict[str, Any]]) -> dict[str, Any]:
-    from forkingpaths.benchmarks.eeb.maze import aggregate_maze
-
     table = aggregate_maze(episodes)
     for key in _MAZE_PERCENT_KEYS:
         table[key] = table[key] / 100
@@ -219,19 +247,9 @@ def _maze_table(episodes: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _match2_table(episodes: list[dict[str, Any]]) -> dict[str, Any]:
-    from forkingpaths.benchmarks.eeb.match2 import MATCH2_METRIC_LABELS, aggregate_match2
-
     table = aggregate_match2(episodes)
     labelled = {MATCH2_METRIC_LABELS.get(k, k): v for k, v in table.items()}
     return {"episodes": len(episodes), **_rounded(labelled)}
-
-
-def _maze_id(rel: str) -> str:
-    """ "test/level2/007" -> "maze-l2-007"; "train/012" -> "maze-train-012"."""
-    parts = rel.split("/")
-    if parts[0] == "train":
-        return f"maze-train-{parts[-1]}"
-    return f"maze-l{parts[1].removeprefix('level')}-{parts[-1]}"
 
 
 def _rounded(values: dict[str, Any]) -> dict[str, Any]:

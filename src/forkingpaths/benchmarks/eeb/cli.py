@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from forkingpaths.benchmarks.eeb.agents.truths import GAMES, TruthRepository
+from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
+from forkingpaths.benchmarks.eeb.expver import (
+    ExpVerConfig,
+    ExpVerLearner,
+    LearningResult,
+    game_instance_params,
+    game_levels,
+)
+from forkingpaths.benchmarks.eeb.games import RECORD_METRICS, game_env
+from forkingpaths.benchmarks.eeb.match2 import Match2Env
+from forkingpaths.benchmarks.eeb.match2_levels import load_match2_level
+from forkingpaths.benchmarks.eeb.maze import DEFAULT_MAX_STEPS, MazeEnv
+from forkingpaths.benchmarks.eeb.maze_levels import load_maze_level
+from forkingpaths.benchmarks.eeb.replay import replay_lines
+from forkingpaths.core.chat import ModelParams
+from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError, InvalidFile
+from forkingpaths.core.records import ModelOptions
+from forkingpaths.models.factory import RunParamsModel, check_model_access, make_model
+from forkingpaths.models.runtime import ModelRuntime
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
-
-GAMES = ("maze", "match2")
 
 
 @app.callback()
@@ -28,11 +49,9 @@ def replay_cmd(
     seed: Annotated[int, typer.Option(help="seed of monsters (maze) / refills (match-2)")] = 0,
     full_vision: Annotated[bool, typer.Option(help="maze: Table 7 full-vision ablation")] = False,
     no_props: Annotated[bool, typer.Option(help="match-2: NoProps ablation")] = False,
-    max_steps: Annotated[int, typer.Option(help="maze step cap")] = 100,
+    max_steps: Annotated[int, typer.Option(help="maze step cap")] = DEFAULT_MAX_STEPS,
 ) -> None:
     """Play ACTIONS on LEVEL_FILE and print one JSON object per step."""
-    from forkingpaths.benchmarks.eeb.replay import replay_lines
-
     if game not in GAMES:
         raise ConfigError(f"GAME must be one of {', '.join(GAMES)}, got {game!r}")
     try:
@@ -42,15 +61,10 @@ def replay_cmd(
     except UnicodeDecodeError:
         raise InvalidFile(f"{actions}: not UTF-8 text") from None
     lines = [line for line in text.splitlines() if line.strip()]
+    env: Env
     if game == "maze":
-        from forkingpaths.benchmarks.eeb.maze import MazeEnv
-        from forkingpaths.benchmarks.eeb.maze_levels import load_maze_level
-
         env = MazeEnv(load_maze_level(level_file), max_steps=max_steps, full_vision=full_vision)
     else:
-        from forkingpaths.benchmarks.eeb.match2 import Match2Env
-        from forkingpaths.benchmarks.eeb.match2_levels import load_match2_level
-
         env = Match2Env(load_match2_level(level_file), props=not no_props)
     for line in replay_lines(env, lines, seed=seed):
         sys.stdout.write(line + "\n")
@@ -75,26 +89,6 @@ def learn_cmd(
     runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
 ) -> None:
     """Agent-ExpVer online learning (§4): learn truths on training levels, keep what helps."""
-    import asyncio
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from forkingpaths.benchmarks.eeb.agents.truths import TruthRepository
-    from forkingpaths.benchmarks.eeb.expver import (
-        ExpVerConfig,
-        ExpVerLearner,
-        LearningResult,
-        game_instance_params,
-        game_levels,
-    )
-    from forkingpaths.benchmarks.eeb.games import RECORD_METRICS, game_env
-    from forkingpaths.core.chat import ModelParams
-    from forkingpaths.core.records import ModelOptions
-    from forkingpaths.core.registry import make_benchmark
-    from forkingpaths.models.factory import RunParamsModel, check_model_access, make_model
-    from forkingpaths.models.runtime import ModelRuntime
-
     if game not in GAMES:
         raise ConfigError(f"GAME must be one of {', '.join(GAMES)}, got {game!r}")
     options = ModelOptions(
@@ -110,7 +104,7 @@ def learn_cmd(
         truthweaver=not no_truthweaver,
         seed=seed,
     )
-    bench = make_benchmark("eeb")
+    bench = EEBBenchmark()
     chat = RunParamsModel(
         make_model(model, options, ModelRuntime(cache=not no_cache)), options.params
     )

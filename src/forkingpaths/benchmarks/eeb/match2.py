@@ -334,7 +334,10 @@ class Match2Env(Env):
     ## Episode End
 
     Terminated (success) on the step after which every colour target is met. Truncated when
-    the steps run out first (no success). `step` after the end raises `ResetNeeded`.
+    the steps run out first (no success): the level's step budget is a rule of the game (Table
+    2), kept here. A step before `reset` or after the end is refused (`ResetNeeded`) by the
+    `OrderEnforcing` wrapper that the runner, Agent-ExpVer and `forkingpaths.gym` put around
+    the env.
     `Step.info` carries `t` (steps used), `action` (normalised, None if unparseable),
     `valid`, `error`, `cleared` (this step's tiles per colour), `cleared_total`, `reward`,
     `score`, `board` (8 strings), `steps_remaining`, `max_steps`, `done`, `success`: what a
@@ -402,10 +405,6 @@ class Match2Env(Env):
         return self.render()
 
     def step(self, action: str) -> Step:
-        if not self._started:
-            raise ResetNeeded("Match2Env.step called before reset()")
-        if self._success() or self._steps >= self.level.max_steps:
-            raise ResetNeeded("Match2Env.step called after the episode ended; call reset()")
         self._steps += 1
         self._last_cleared = [0] * len(COLOURS)
         self._reward = 0

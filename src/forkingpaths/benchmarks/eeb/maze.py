@@ -191,7 +191,10 @@ class MazeEnv(Env):
 
     Terminated when the agent enters the goal (success) or loses its last life. Truncated when
     `max_steps` steps (default 100; the paper does not state its cap) have been taken without
-    termination. `step` after the end raises `ResetNeeded`.
+    termination. The step cap is a rule of the game, kept here: the observation counts the
+    steps against it and a truncated episode fails. A step before `reset` or after the end is
+    refused (`ResetNeeded`) by the `OrderEnforcing` wrapper that the runner, Agent-ExpVer and
+    `forkingpaths.gym` put around the env.
 
     ## Arguments
 
@@ -276,10 +279,6 @@ class MazeEnv(Env):
         return self.render()
 
     def step(self, action: str) -> Step:
-        if not self._started:
-            raise ResetNeeded("MazeEnv.step called before reset()")
-        if self._done():
-            raise ResetNeeded("MazeEnv.step called after the episode ended; call reset()")
         before = self._score
         self._steps += 1
         self._score -= STEP_COST
