@@ -32,13 +32,19 @@ async def play_episode(
     (outages) propagate with the steps taken so far kept in the record. Each step's record
     holds the agent's calls followed by the env's. `max_steps` is a safety net; envs end their
     episodes by their own rules or a TurnLimit wrapper.
+
+    Reserved observation data: the reset observation's `data["initial_info"]` (when present)
+    is what the record keeps as `initial_info` (else all of its data); the last observation's
+    `data["outcome"]` is merged into `record.outcome`.
     """
     if max_steps <= 0:
         raise ValueError(f"max_steps must be positive, got {max_steps!r}")
     observation = env.reset(seed=record.seed if seed is None else seed, options=options)
     if not record.steps and not record.initial_observation:
         record.initial_observation = observation.text
-        record.initial_info = dict(observation.data)
+        # An env whose agents read more at reset than its metrics need names what the record
+        # keeps under "initial_info" (as the last observation names the outcome).
+        record.initial_info = dict(observation.data.get("initial_info", observation.data))
     first = len(record.steps)
     for index in range(first, first + max_steps):
         decision = await agent.act(observation)

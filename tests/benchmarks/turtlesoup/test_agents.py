@@ -15,11 +15,8 @@ from tests.doubles import FakeChatModel
 from forkingpaths.benchmarks.turtlesoup.agents import baseline_prompts
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.agents.baseline import first_question, make_baseline
-from forkingpaths.benchmarks.turtlesoup.agents.human import (
-    SOLVE_COMMAND,
-    HumanQuestioner,
-    make_human,
-)
+from forkingpaths.benchmarks.turtlesoup.agents.genres import GENRES
+from forkingpaths.benchmarks.turtlesoup.agents.human import HumanQuestioner, make_human
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic import (
     GENRE_VOTE_PARAMS,
     BeliefState,
@@ -41,6 +38,7 @@ from forkingpaths.benchmarks.turtlesoup.agents.scripted import (
     TurtleSoupQuestionerPolicy,
     prompt_kind,
 )
+from forkingpaths.benchmarks.turtlesoup.dialogue import SOLVE_COMMAND
 from forkingpaths.benchmarks.turtlesoup.puzzles import CATEGORIES, CATEGORY_NAMES_ZH
 from forkingpaths.core.agent import Agent, Decision
 from forkingpaths.core.benchmark import Instance
@@ -249,7 +247,7 @@ def test_scripted_policy_genre_follows_cue_words() -> None:
     reply = TurtleSoupQuestionerPolicy().respond(
         [Message(role="user", content=text)], ModelParams()
     )
-    assert reply in [g.names["en"] for g in prompts.GENRES]
+    assert reply in [g.names["en"] for g in GENRES]
     murder = text.replace(SURFACE_EN, "A man was found dead with a knife; the police found blood.")
     reply = TurtleSoupQuestionerPolicy().respond(
         [Message(role="user", content=murder)], ModelParams()
@@ -286,10 +284,10 @@ def test_scripted_policy_answers_unknown_prompts_plainly() -> None:
 def test_every_genre_has_a_strategy_in_both_languages() -> None:
     for language in prompts.LANGUAGES:
         assert prompts.strategy_text(None, language)
-        for genre in prompts.GENRES:
+        for genre in GENRES:
             assert prompts.strategy_text(genre.id, language)
             assert genre.names[language] in prompts.render_genres(language)
-    assert [g.id for g in prompts.GENRES] == [
+    assert [g.id for g in GENRES] == [
         "crime_thriller",
         "mind_game",
         "supernatural",
@@ -480,7 +478,7 @@ async def test_genre_votes_can_disagree() -> None:
 
 
 def test_chinese_genre_names_are_the_category_names() -> None:
-    for genre in prompts.GENRES:
+    for genre in GENRES:
         assert genre.names["zh"] == CATEGORY_NAMES_ZH[genre.id]
         assert genre.names["en"] == CATEGORIES[genre.id]
     assert parse_genre("犯罪惊悚") == "crime_thriller"
@@ -605,9 +603,15 @@ async def test_summary_is_the_belief_json() -> None:
     agent = make_mosaic(model=scripted_model())
     decisions, final = await play(agent, 7)
     summary = json.loads(final.action)
-    assert set(summary) == {"logic", "details", "conclusion"}
-    assert all(isinstance(x, str) for x in summary["logic"] + summary["details"])
-    assert isinstance(summary["conclusion"], str) and summary["conclusion"]
+    assert list(summary) == ["logic", "details", "conclusion"]
+    assert summary["logic"] == [
+        "A hidden cause behind the surface is being uncovered by the answers."
+    ]
+    assert summary["conclusion"] == (
+        "For months, Kenji ate at the same ramen stall every night and left the owner a huge "
+        "tip. The answers so far establish: Is Kenji connected to the owner; Is Kenji different "
+        "from what it first seems."
+    )
     yes_questions = [
         d.action for t, d in enumerate(decisions, start=1) if answer_for(t)[0] == "Yes"
     ]
@@ -928,6 +932,12 @@ async def test_human_empty_line_and_end_of_input() -> None:
 
 
 def test_make_human_validates_input_fn() -> None:
-    assert isinstance(make_human(input_fn=lambda prompt: "x"), HumanQuestioner)
+    def read(prompt: str) -> str:
+        return "x"
+
+    human = make_human(input_fn=read)
+    assert type(human) is HumanQuestioner
+    assert (human.input_fn, human.solved, human.instance_id) == (read, False, "")
+    assert make_human().input_fn is input
     with pytest.raises(ConfigError, match="input_fn"):
         make_human(input_fn="not callable")  # type: ignore[arg-type]

@@ -9,10 +9,15 @@ import pytest
 from tests.doubles import run_cli
 
 from forkingpaths.api import load_records, run
-from forkingpaths.benchmarks.turtlesoup.benchmark import TurtleSoupBenchmark
+from forkingpaths.benchmarks.turtlesoup.benchmark import (
+    SCORES,
+    TurtleSoupBenchmark,
+    TurtleSoupOptions,
+)
+from forkingpaths.benchmarks.turtlesoup.dialogue import SOLVE_COMMAND
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.env import Observation
-from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.errors import ConfigError, ResetNeeded
 from forkingpaths.core.records import EpisodeRecord, RunOptions
 from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import ScriptedModel, load_policy
@@ -85,16 +90,128 @@ async def test_key_clue_ablation_turns_the_flag_off_in_the_responder() -> None:
     assert bench.episode_metrics(record)["overall"] is None
 
 
-def test_offline_env_refuses_bad_questions_and_truncates_at_the_limit() -> None:
+async def test_offline_env_refuses_bad_questions_and_moves_to_the_summary_at_the_limit() -> None:
     bench = TurtleSoupBenchmark(max_turns=3)
     env = bench.make_env(bench.instance("original-01-en"))
     observation = env.reset()
     assert observation.data["turn"] == 1 and observation.data["phase"] == "ask"
-    assert env.step("???").info["valid"] is False
-    env.step("Did the suspect laugh?")
-    last = env.step("Did the suspect laugh?")
-    assert last.truncated and last.info["repeated"]
+    assert observation.data["initial_info"] == {
+        "surface": bench.puzzle(bench.instance("original-01-en")).surface,
+        "category": "original",
+        "language": "en",
+        "responder": "lexical",
+        "judge": None,
+        "key_clues": True,
+    }
+    refused = await env.astep("???")
+    assert refused.info == {
+        "turn": 1,
+        "valid": False,
+        "reason": "not a question",
+        "feedback": "Invalid question (not a question).",
+    }
+    await env.astep("Did the suspect laugh?")
+    last = await env.astep("Did the suspect laugh?")
+    # The last question ends the questioning, not the episode: the summary follows.
+    assert not last.done and last.info["repeated"] and last.info["question_limit"] == 3
     assert last.observation.data["phase"] == "summarize"
+    assert last.calls == []  # the lexical responder calls no model
+    end = await env.astep("A summary.")
+    assert end.terminated and end.info == {"phase": "summary", "feedback": ""}
+    assert end.observation.data["outcome"] == {
+        "turns": 3,
+        "questions": 2,
+        "key_clues_hit": 1,  # the suspect laughing is a clue; asked twice, it counts once
+        "repeated_questions": 1,
+        "invalid_questions": 1,
+        "summary": "A summary.",
+        "evaluation": None,
+    }
+    with pytest.raises(ResetNeeded):
+        await env.astep("Once more?")
+
+
+async def test_env_plays_the_protocol_with_its_role_models() -> None:
+    bench = TurtleSoupBenchmark(max_turns=5)
+    instance = bench.instance("clever_logic-03-en")
+    roles = {"responder": scripted("turtlesoup-responder"), "judge": scripted("turtlesoup-judge")}
+    env = bench.make_env(instance, roles)  # type: ignore[arg-type]
+    first = env.reset(options={"key_clues": True})
+    assert (first.data["initial_info"]["responder"], first.data["initial_info"]["judge"]) == (
+        "scripted/turtlesoup-responder",
+        "scripted/turtlesoup-judge",
+    )
+    asked = await env.astep("Did Tomasz listen to live radio commentary through an earphone?")
+    assert [c.purpose for c in asked.calls] == ["respond", "key_clue"]
+    assert (asked.info["answer"], asked.info["feedback"]) == ("Yes", "Yes<Key Clue>")
+    solve = await env.astep(SOLVE_COMMAND)
+    assert solve.info == {"phase": "solve", "feedback": ""} and solve.calls == []
+    assert solve.observation.data["phase"] == "summarize" and not solve.done
+    end = await env.astep("Tomasz heard each penalty on the radio before the delayed stream.")
+    assert end.terminated
+    assert {c.purpose for c in end.calls} <= {"extract", "match", "conclusion"}
+    assert [c.purpose for c in end.calls][-1] == "conclusion"
+    outcome = end.observation.data["outcome"]
+    assert (outcome["turns"], outcome["questions"], outcome["judge"]) == (
+        1,
+        1,
+        "scripted/turtlesoup-judge",
+    )
+    assert (
+        outcome["evaluation"]["puzzle_id"] == instance.id and "calls" not in outcome["evaluation"]
+    )
+
+
+def test_reset_options_carry_the_key_clue_ablation_and_the_questioner() -> None:
+    bench = TurtleSoupBenchmark()
+    instance = bench.instance("original-01-en")
+    agent = Asker([])
+    assert bench.reset_options(instance, agent) == {"key_clues": True, "questioner": None}  # type: ignore[arg-type]
+    agent.key_clues = False
+    agent.model = model = scripted("turtlesoup-questioner")  # type: ignore[attr-defined]
+    options = bench.reset_options(instance, agent)  # type: ignore[arg-type]
+    assert options == {"key_clues": False, "questioner": model}
+
+
+async def test_records_keep_the_v1_step_layout() -> None:
+    """The env's feedback and turn limit land in the record as v1 records have them."""
+    bench = TurtleSoupBenchmark(max_turns=2)
+    instance = bench.instance("original-01-en")
+    record = record_for(instance.id)
+    await bench.run_episode(instance, Asker(["{}", "Did the suspect laugh?"], "S"), record)  # type: ignore[arg-type]
+    refused, asked, summary = record.steps
+    assert (refused.valid, refused.feedback, refused.truncated) == (
+        False,
+        "Invalid question (not a question).",
+        False,
+    )
+    assert list(refused.info.items()) == [
+        ("turn", 1),
+        ("valid", False),
+        ("reason", "not a question"),
+    ]
+    # The record's feedback is the reply the questioner read; its next observation is the dialogue.
+    assert (asked.feedback, asked.truncated, asked.terminated) == ("Unknown<Key Clue>", True, False)
+    assert asked.info == {
+        "turn": 2,
+        "answer": "Unknown",
+        "key_clue": True,
+        "repeated": False,
+        "responder_failed": False,
+    }
+    surface = bench.puzzle(instance).surface
+    assert (
+        asked.observation == f"Surface: {surface}\n\nQuestion 2 (1 left): ask one yes/no question."
+    )
+    assert summary.observation.endswith(
+        "Questioning is over. Write your summary of the full story (the bottom)."
+    )
+    assert (summary.feedback, summary.terminated, summary.info) == ("", True, {"phase": "summary"})
+    assert record.initial_observation == refused.observation
+    assert list(record.initial_info) == [
+        "surface", "category", "language", "responder", "judge", "key_clues",
+    ]  # fmt: skip
+    assert record.outcome["summary"] == "S" and record.outcome["evaluation"] is None
 
 
 def test_mosaic_quick_run_records_every_role_and_recomputes(tmp_path: Path) -> None:
@@ -159,11 +276,48 @@ def test_import_json_contract_and_run_on_imported_puzzles(
     assert all(r.status == "ok" for r in records)
 
 
-def test_bad_puzzle_option_is_refused() -> None:
-    with pytest.raises(ConfigError, match="does not exist"):
+def test_options_are_one_model_with_the_papers_defaults(tmp_path: Path) -> None:
+    assert TurtleSoupBenchmark.Options is TurtleSoupOptions
+    bench = TurtleSoupBenchmark()
+    assert bench.config == TurtleSoupOptions(puzzles=None, max_turns=30, allow_no_clues=False)
+    assert bench.options == {}
+    (tmp_path / "x").mkdir()
+    given = TurtleSoupBenchmark(puzzles=str(tmp_path / "." / "x" / ".."), max_turns=4)
+    # The resolved path is what the run spec records.
+    assert given.options == {"puzzles": str(tmp_path.resolve()), "max_turns": 4}
+    short = TurtleSoupBenchmark(max_turns=4)
+    assert short.max_steps(short.instance("original-01-en")) == 5  # the questions + the summary
+
+
+def test_bad_options_are_refused_naming_the_option() -> None:
+    with pytest.raises(ConfigError) as missing:
         TurtleSoupBenchmark(puzzles="/no/such/puzzles")
-    with pytest.raises(ConfigError, match="max_turns"):
+    assert str(missing.value) == (
+        "turtlesoup option puzzles (a puzzle file or directory played instead of the shipped "
+        "corpus: ours, the paper's release or TurtleBench): no such file or directory, got "
+        '"/no/such/puzzles"'
+    )
+    with pytest.raises(ConfigError, match=r"option max_turns .*greater than or equal to 1, got 0"):
         TurtleSoupBenchmark(max_turns=0)
+    with pytest.raises(ConfigError, match=r"option max_turns .*valid integer, got true"):
+        TurtleSoupBenchmark(max_turns=True)
+    with pytest.raises(ConfigError, match="has no option 'turns'; its options: puzzles, max_turns"):
+        TurtleSoupBenchmark(turns=3)
+
+
+def test_metric_specs_rank_the_scores_and_cover_the_aggregate() -> None:
+    specs = TurtleSoupBenchmark.metric_specs
+    assert [(specs[m].label, specs[m].direction) for m in SCORES] == [
+        ("Logic Accuracy (%)", "higher"),
+        ("Detail Fidelity (%)", "higher"),
+        ("Conclusion Match (%)", "higher"),
+        ("Overall (0.3 L + 0.3 D + 0.4 C, %)", "higher"),
+    ]
+    assert specs["mean_repeated_questions"].direction == "lower"
+    assert specs["mean_invalid_questions"].direction == "lower"
+    assert specs["judged_episodes"].direction == "none"
+    out = TurtleSoupBenchmark().aggregate([ok_record("original", "en", 50.0)])
+    assert set(out) - {"by_group"} == set(specs)
 
 
 def test_human_play_asks_until_solve_then_scores_the_summary(
@@ -220,14 +374,14 @@ async def test_chinese_puzzle_shows_chinese_answers_and_keeps_info_canonical() -
     assert record.outcome["key_clues_hit"] == 1 and record.outcome["repeated_questions"] == 1
 
 
-def test_offline_env_answers_a_chinese_puzzle_in_chinese() -> None:
+async def test_offline_env_answers_a_chinese_puzzle_in_chinese() -> None:
     bench = TurtleSoupBenchmark(max_turns=3)
     env = bench.make_env(bench.instance("clever_logic-03-zh"))
     env.reset()
-    step = env.step("托马什用耳机收听电台实况解说吗？")
+    step = await env.astep("托马什用耳机收听电台实况解说吗？")
     assert step.info["answer"] == "Yes" and step.info["key_clue"] is True
-    assert step.observation.text.startswith("是<关键线索>")
-    assert "-> 是<关键线索>" in step.observation.text
+    assert step.info["feedback"] == "是<关键线索>"
+    assert "1. 托马什用耳机收听电台实况解说吗？ -> 是<关键线索>" in step.observation.text
 
 
 def test_key_clues_hit_counts_distinct_questions() -> None:

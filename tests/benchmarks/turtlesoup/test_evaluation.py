@@ -37,7 +37,8 @@ from forkingpaths.benchmarks.turtlesoup.evaluation_scripted import (
     TurtleSoupJudgePolicy,
     similarity,
 )
-from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle, load_corpus
+from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
+from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
 from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.models.runtime import ModelRuntime

@@ -14,12 +14,13 @@ from forkingpaths.benchmarks.turtlesoup.importers import (
     ImportReport,
     LabelledGuess,
     import_report,
+    load_corpus,
     load_turtlebench_cases,
     normalize_case_label,
     parse_tips,
     write_corpus,
 )
-from forkingpaths.benchmarks.turtlesoup.puzzles import UNCATEGORIZED, Puzzle, load_corpus
+from forkingpaths.benchmarks.turtlesoup.puzzles import UNCATEGORIZED, Puzzle
 from forkingpaths.core.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures"

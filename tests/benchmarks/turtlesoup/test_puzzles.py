@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
 from forkingpaths.benchmarks.turtlesoup.puzzles import (
     CATEGORIES,
     CATEGORY_NAMES_ZH,
@@ -21,7 +22,6 @@ from forkingpaths.benchmarks.turtlesoup.puzzles import (
     category_id,
     category_name,
     detect_language,
-    load_corpus,
 )
 from forkingpaths.core.errors import ConfigError, InvalidFile
 

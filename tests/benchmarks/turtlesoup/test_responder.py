@@ -9,8 +9,8 @@ from tests.doubles import FakeChatModel
 
 from forkingpaths.benchmarks.turtlesoup import importers, responder_prompts
 from forkingpaths.benchmarks.turtlesoup import responder as responder_module
-from forkingpaths.benchmarks.turtlesoup.importers import LabelledGuess
-from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle, load_corpus
+from forkingpaths.benchmarks.turtlesoup.importers import LabelledGuess, load_corpus
+from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
 from forkingpaths.benchmarks.turtlesoup.responder import (
     ANSWERS,
     KEY_CLUE_TAGS,

@@ -8,29 +8,70 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forkingpaths.benchmarks.turtlesoup.agents.human import SOLVE_COMMAND
-from forkingpaths.benchmarks.turtlesoup.dialogue import MAX_TURNS, Dialogue
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from forkingpaths.benchmarks.turtlesoup.dialogue import MAX_TURNS
+from forkingpaths.benchmarks.turtlesoup.env import TurtleSoupEnv
+from forkingpaths.benchmarks.turtlesoup.evaluation import Evaluation, metrics_from_evaluation
+from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
+from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
+from forkingpaths.core.agent import Agent
+from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
+from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.protocol import StepHook
 from forkingpaths.core.records import EpisodeRecord, StepRecord
-
-if TYPE_CHECKING:
-    from forkingpaths.benchmarks.turtlesoup.env import TurtleSoupEnv
-    from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
-    from forkingpaths.core.agent import Agent
-    from forkingpaths.core.chat import ChatModel
 
 log = logging.getLogger(__name__)
 
 _PKG = "forkingpaths.benchmarks.turtlesoup"
-LANGUAGES = ("en", "zh")
 SCORES = ("logic_accuracy", "detail_fidelity", "conclusion_match", "overall")
 QUICK_ROLES = MappingProxyType(
     {"responder": "scripted/turtlesoup-responder", "judge": "scripted/turtlesoup-judge"}
 )
+
+
+class TurtleSoupOptions(BaseModel):
+    """Options of turtlesoup-v1 (`--option`, `benchmark_options`, or `--max-turns 10` on
+    `run turtlesoup`); the defaults are the paper's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    puzzles: Path | None = Field(
+        default=None,
+        description="a puzzle file or directory played instead of the shipped corpus: ours, "
+        "the paper's release or TurtleBench",
+    )
+    """A puzzle file or directory in any supported format (`importers.load_corpus`), kept as its
+    resolved path so that a resumed run finds the same files; None: the shipped corpus."""
+    max_turns: int = Field(
+        default=MAX_TURNS,
+        strict=True,
+        ge=1,
+        description="questions per puzzle, a positive integer; the paper's 30 by default",
+    )
+    """Questions per puzzle before the summary (§5.1, Table 5)."""
+    allow_no_clues: bool = Field(
+        default=False,
+        strict=True,
+        description="admit puzzles without a Key Clue Library, which play with the key-clue "
+        "mechanism off; true or false",
+    )
+    """Admit puzzles without a Key Clue Library; they play with the key-clue mechanism off."""
+
+    @field_validator("puzzles")
+    @classmethod
+    def _existing(cls, path: Path | None) -> Path | None:
+        if path is None:
+            return None
+        path = path.expanduser()
+        if not path.exists():
+            raise PydanticCustomError("path_missing", "no such file or directory")
+        return path.resolve()
 
 
 class TurtleSoupBenchmark(Benchmark):
@@ -43,7 +84,8 @@ class TurtleSoupBenchmark(Benchmark):
     `allow_no_clues` (`--allow-no-clues`, default false) admits such puzzles, which then play
     with the key-clue mechanism off.
 
-    Protocol (§4, §5.1): up to `max_turns` (30) questions, each answered by the `responder` role
+    Protocol (§4, §5.1), played by `TurtleSoupEnv` (`env.py`, its spec) with the role models:
+    up to `max_turns` (30) questions, each answered by the `responder` role
     (Yes / No / Unknown, `<Key Clue>` when the question hits the clue library; App. E.1), then
     the questioner's final summary, scored by the `judge` role (§4.4, App. D.3): Logic Accuracy,
     Detail Fidelity, Conclusion Match and Overall = 0.3 L + 0.3 D + 0.4 C, in percent. Both roles
@@ -115,32 +157,37 @@ class TurtleSoupBenchmark(Benchmark):
         ),
     )
     headline_metrics = SCORES
+    metric_specs = MappingProxyType(
+        {
+            "overall": MetricSpec("Overall (0.3 L + 0.3 D + 0.4 C, %)", "higher"),
+            "logic_accuracy": MetricSpec("Logic Accuracy (%)", "higher"),
+            "detail_fidelity": MetricSpec("Detail Fidelity (%)", "higher"),
+            "conclusion_match": MetricSpec("Conclusion Match (%)", "higher"),
+            "mean_key_clues_hit": MetricSpec("key clues hit per episode", "higher"),
+            "mean_repeated_questions": MetricSpec("repeated questions per episode", "lower"),
+            "mean_invalid_questions": MetricSpec("invalid questions per episode", "lower"),
+            "mean_turns": MetricSpec("questions asked per episode", "none"),
+            "responder_failures": MetricSpec("unreadable responder answers", "lower"),
+            "unscored_points": MetricSpec("points the judge left unscored", "lower"),
+            "judged_episodes": MetricSpec("judged episodes", "none"),
+            "episodes": MetricSpec("episodes", "none"),
+            "errored": MetricSpec("errored episodes", "lower"),
+            "n": MetricSpec("finished episodes", "none"),
+            "n_scored": MetricSpec("episodes with an Overall score", "none"),
+            "n_unscored": MetricSpec("episodes without an Overall score", "lower"),
+        }
+    )
+    Options = TurtleSoupOptions
     cli_entry_point = f"{_PKG}.cli:app"
 
+    config: TurtleSoupOptions
+    """The validated options (set by `Benchmark.__init__`)."""
+
     def __init__(self, **options: Any) -> None:
-        allowed = {"puzzles", "max_turns", "allow_no_clues"}
-        unknown = set(options) - allowed
-        if unknown:
-            raise ConfigError(
-                f"unknown turtlesoup option(s) {sorted(unknown)}; allowed: "
-                f"{', '.join(sorted(allowed))}"
-            )
-        turns = options.get("max_turns", MAX_TURNS)
-        if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
-            raise ConfigError(f"max_turns: expected a positive integer (default 30), got {turns!r}")
-        self.max_turns = turns
-        allow_no_clues = options.get("allow_no_clues", False)
-        if not isinstance(allow_no_clues, bool):
-            raise ConfigError(
-                f"allow_no_clues: expected true or false (default false), got {allow_no_clues!r}"
-            )
-        self.allow_no_clues = allow_no_clues
-        if options.get("puzzles") is not None:
-            path = Path(str(options["puzzles"])).expanduser()
-            if not path.exists():
-                raise ConfigError(f"puzzles: {str(path)!r} does not exist")
-            options = {**options, "puzzles": str(path.resolve())}
         super().__init__(**options)
+        if self.config.puzzles is not None:
+            # The RunSpec records the resolved path: a resumed run finds the same files.
+            self.options["puzzles"] = str(self.config.puzzles)
         self._puzzles: dict[str, Puzzle] | None = None
         self._warned_judge = False
 
@@ -149,12 +196,8 @@ class TurtleSoupBenchmark(Benchmark):
     def corpus(self) -> dict[str, Puzzle]:
         """Puzzles by id, loaded once; bad entries are logged and left out."""
         if self._puzzles is None:
-            from forkingpaths.benchmarks.turtlesoup.puzzles import load_corpus
-
-            source = self.options.get("puzzles")
-            puzzles, errors = load_corpus(
-                Path(source) if source else None, allow_no_clues=self.allow_no_clues
-            )
+            source = self.config.puzzles
+            puzzles, errors = load_corpus(source, allow_no_clues=self.config.allow_no_clues)
             for error in errors:
                 log.warning("puzzle refused: %s", error)
             if not puzzles:
@@ -181,143 +224,46 @@ class TurtleSoupBenchmark(Benchmark):
     def make_env(
         self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
     ) -> TurtleSoupEnv:
-        """The offline dialogue (lexical responder): what `run_episode` plays with models."""
-        from forkingpaths.benchmarks.turtlesoup.env import TurtleSoupEnv
-
-        return TurtleSoupEnv(self.puzzle(instance), max_turns=self.max_turns)
+        """The dialogue of one puzzle: its `responder` role answers (the lexical stand-in when
+        none is configured) and its `judge` role scores the summary (not judged without one)."""
+        return TurtleSoupEnv(
+            self.puzzle(instance),
+            responder=roles.get("responder"),
+            judge=roles.get("judge"),
+            max_turns=self.config.max_turns,
+            on_judge_fallback=self._warn_judge_fallback,
+        )
 
     def max_steps(self, instance: Instance) -> int:
-        return self.max_turns + 1
+        return self.config.max_turns + 1
 
     # ---- protocol ----
 
-    async def run_episode(
-        self,
-        instance: Instance,
-        agent: Agent,
-        record: EpisodeRecord,
-        roles: Mapping[str, ChatModel] = MappingProxyType({}),
-    ) -> EpisodeRecord:
-        """Questions until the turn limit, then the summary, then the evaluation."""
-        from forkingpaths.benchmarks.turtlesoup.responder import LexicalResponder, Responder
+    def reset_options(self, instance: Instance, agent: Agent) -> dict[str, Any]:
+        """Table 3's "w/o Key Clue" is an agent option (`key_clues=false`), but the responder in
+        the env is what changes; the agent's model lets the env tell when the judge is it."""
+        return {
+            "key_clues": bool(getattr(agent, "key_clues", True)),
+            "questioner": getattr(agent, "model", None),
+        }
 
-        puzzle = self.puzzle(instance)
-        # Table 3 "w/o Key Clue" is an agent option, but the responder is what changes.
-        key_clues = bool(getattr(agent, "key_clues", True)) and bool(puzzle.key_clues)
-        model = roles.get("responder")
-        responder = (
-            Responder(model, puzzle, key_clues=key_clues)
-            if model is not None
-            else LexicalResponder(puzzle, key_clues=key_clues)
-        )
-        judge = roles.get("judge")
-        if judge is not None and judge is getattr(agent, "model", None) and not self._warned_judge:
+    def step_hook(self, env: Env, roles: Mapping[str, ChatModel]) -> StepHook:
+        """The env's steps laid out as turtlesoup-v1 records have them (`_v1_step_record`)."""
+        return _v1_step_record
+
+    def _warn_judge_fallback(self, judge: ChatModel) -> None:
+        """Once per benchmark object (one run): the judge is the questioner's own model."""
+        if not self._warned_judge:
             self._warned_judge = True
             log.warning(
                 "turtlesoup: the judge role falls back to the questioner's own model %s; the "
                 "paper's judge was a separate reasoning model (pass --role judge=MODEL)",
                 judge.name,
             )
-        dialogue = Dialogue(puzzle, self.max_turns)
-        observation = dialogue.observation()
-        record.initial_observation = observation.text
-        record.initial_info = {
-            "surface": puzzle.surface,
-            "category": puzzle.category,
-            "language": puzzle.language,
-            "responder": getattr(model, "name", "lexical"),
-            "judge": getattr(judge, "name", None),
-            "key_clues": key_clues,
-        }
-        while not dialogue.finished:
-            decision = await agent.act(observation)
-            question = decision.action.strip()
-            if question == SOLVE_COMMAND:
-                # The player is ready to solve before the last turn (human play).
-                record.steps.append(
-                    StepRecord(
-                        index=len(record.steps),
-                        observation=observation.text,
-                        thought=decision.thought,
-                        action=question,
-                        feedback="",
-                        info={"phase": "solve"},
-                        calls=list(decision.calls),
-                    )
-                )
-                break
-            reason = dialogue.check(question)
-            info: dict[str, Any] = {"turn": dialogue.turn + 1}
-            calls = list(decision.calls)
-            if reason is not None:
-                feedback = dialogue.refuse(question, reason)
-                info.update(valid=False, reason=reason)
-            else:
-                reply = await responder.answer(question)
-                calls += reply.calls
-                exchange, repeated = dialogue.record(question, reply)
-                feedback = exchange.text
-                info.update(
-                    answer=reply.answer,
-                    key_clue=reply.key_clue,
-                    repeated=repeated,
-                    responder_failed=reply.failed,
-                )
-            record.steps.append(
-                StepRecord(
-                    index=len(record.steps),
-                    observation=observation.text,
-                    thought=decision.thought,
-                    action=decision.action,
-                    feedback=feedback,
-                    valid=reason is None,
-                    truncated=dialogue.finished,
-                    info=info,
-                    calls=calls,
-                )
-            )
-            observation = dialogue.observation("summarize" if dialogue.finished else "ask")
-        observation = dialogue.observation("summarize")
-        decision = await agent.act(observation)
-        summary_step = StepRecord(
-            index=len(record.steps),
-            observation=observation.text,
-            thought=decision.thought,
-            action=decision.action,
-            feedback="",
-            terminated=True,
-            info={"phase": "summary"},
-            calls=list(decision.calls),
-        )
-        record.steps.append(summary_step)
-        record.outcome = {
-            "turns": dialogue.turn,
-            "questions": len(dialogue.history),
-            "key_clues_hit": dialogue.key_clues_hit,
-            "repeated_questions": dialogue.repeated,
-            "invalid_questions": dialogue.invalid,
-            "summary": decision.action,
-            "evaluation": None,
-        }
-        if judge is not None:
-            from forkingpaths.benchmarks.turtlesoup.evaluation import evaluate
-
-            evaluation = await evaluate(judge, puzzle, decision.action)
-            summary_step.calls.extend(evaluation.calls)
-            stored = evaluation.to_dict()
-            stored.pop("calls", None)  # kept once, on the summary step
-            record.outcome["evaluation"] = stored
-            record.outcome["judge"] = judge.name
-        return record
 
     # ---- metrics ----
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
-        from forkingpaths.benchmarks.turtlesoup.evaluation import (
-            Evaluation,
-            metrics_from_evaluation,
-        )
-
         outcome = record.outcome
         metrics: dict[str, Any] = dict.fromkeys(SCORES)
         evaluation = outcome.get("evaluation")
@@ -372,3 +318,15 @@ def _means(records: list[EpisodeRecord]) -> dict[str, Any]:
     out["n_scored"] = sum(r.metrics.get("overall") is not None for r in records)
     out["n_unscored"] = out["n"] - out["n_scored"]
     return out
+
+
+async def _v1_step_record(step: StepRecord) -> None:
+    """Lays a step's record out as turtlesoup-v1 records have it: the feedback is the reply the
+    questioner read (`info["feedback"]`; the next observation is the whole dialogue), the
+    question that uses the last turn is marked truncated (the summary still follows), and a
+    refused question keeps `valid: false` in its info too."""
+    step.feedback = step.info.pop("feedback", step.feedback)
+    if step.info.pop("question_limit", None) is not None:
+        step.truncated = True
+    if not step.valid:
+        step.info = {"turn": step.info.get("turn"), "valid": False, **step.info}

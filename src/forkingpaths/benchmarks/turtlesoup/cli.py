@@ -9,7 +9,25 @@ from typing import Annotated, Any
 
 import typer
 
+from forkingpaths.benchmarks.turtlesoup.importers import (
+    import_report,
+    load_turtlebench_cases,
+    write_corpus,
+)
+from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
+from forkingpaths.benchmarks.turtlesoup.responder import (
+    Answerer,
+    LexicalResponder,
+    Responder,
+    judge_accuracy,
+)
 from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.models.factory import check_model_access, make_model
+from forkingpaths.models.runtime import ModelRuntime
+from forkingpaths.runner.arguments import parse_roles
+from forkingpaths.runner.run import execute_run
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -36,8 +54,6 @@ def import_cmd(
 ) -> None:
     """Validate PATH (ours, the paper's release, TurtleBench) and report; bad entries are named
     by file and index, the rest loads."""
-    from forkingpaths.benchmarks.turtlesoup.importers import import_report, write_corpus
-
     if not path.exists():
         raise ConfigError(f"{path}: no such file or directory")
     if language not in (None, "en", "zh"):
@@ -78,13 +94,6 @@ def judge_accuracy_cmd(
 ) -> None:
     """Accuracy and per-label precision/recall of a responder on labelled guesses: a model
     (`--model M`) or the lexical stand-in (`--responder lexical`, or no --model)."""
-    from forkingpaths.benchmarks.turtlesoup.importers import import_report, load_turtlebench_cases
-    from forkingpaths.benchmarks.turtlesoup.responder import (
-        LexicalResponder,
-        Responder,
-        judge_accuracy,
-    )
-
     if responder not in (None, "lexical"):
         raise ConfigError(
             f"--responder: expected lexical, got {responder!r} (a model responder is --model M)"
@@ -103,15 +112,11 @@ def judge_accuracy_cmd(
     report = import_report(stories, allow_no_clues=True)
     chat = None
     if model is not None:
-        from forkingpaths.core.records import ModelOptions
-        from forkingpaths.models.factory import check_model_access, make_model
-        from forkingpaths.models.runtime import ModelRuntime
-
         options = ModelOptions(base_url=base_url, api_key_env=api_key_env)
         check_model_access(model, options)
         chat = make_model(model, options, ModelRuntime())
 
-    def factory(puzzle):  # type: ignore[no-untyped-def]
+    def factory(puzzle: Puzzle) -> Answerer:
         if chat is None:
             return LexicalResponder(puzzle, key_clues=False)
         return Responder(chat, puzzle, key_clues=False)
@@ -165,11 +170,6 @@ def play_cmd(
     run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
 ) -> None:
     """Ask the responder yourself and write a summary; recorded and scored like an agent."""
-    from forkingpaths.cli import parse_roles
-    from forkingpaths.core.records import RunOptions, RunSpec
-    from forkingpaths.core.registry import make_benchmark
-    from forkingpaths.runner.run import execute_run
-
     options: dict[str, object] = {"max_turns": max_turns}
     if puzzles is not None:
         options["puzzles"] = str(puzzles)

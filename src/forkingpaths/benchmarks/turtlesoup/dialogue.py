@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forkingpaths.benchmarks.turtlesoup.responder import answer_text
+from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
+from forkingpaths.benchmarks.turtlesoup.responder import ResponderAnswer, answer_text
 from forkingpaths.core.env import Observation
-
-if TYPE_CHECKING:
-    from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
-    from forkingpaths.benchmarks.turtlesoup.responder import ResponderAnswer
 
 MAX_TURNS = 30
 """Questions per puzzle (§5.1, Table 5)."""
+SOLVE_COMMAND = "/solve"
+"""The ask-phase action that ends the questioning before the last turn: the questioner is ready
+to write its summary (a person types it, or an empty line, in human play, §4.5)."""
 MAX_QUESTION_CHARS = 400
 """A longer "question" is not a yes/no question; it is refused without asking the responder."""
 _WORD = re.compile(r"[A-Za-z\u4e00-\u9fff]")

@@ -34,7 +34,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -42,14 +42,11 @@ from forkingpaths.benchmarks.turtlesoup.evaluation_prompts import (
     EvaluationPrompts,
     prompts_for,
 )
-from forkingpaths.core.chat import Message, ModelParams
+from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.text import skip_nested, strip_reasoning
-
-if TYPE_CHECKING:
-    from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
-    from forkingpaths.core.chat import ChatModel
 
 LOGIC_WEIGHT, DETAIL_WEIGHT, CONCLUSION_WEIGHT = 0.3, 0.3, 0.4
 """Weights of Logic Accuracy, Detail Fidelity and Conclusion Match in the Overall Score (Eq. 6)."""

@@ -1,4 +1,4 @@
-"""Importers of the paper's release and TurtleBench, the import report and the YAML writer.
+"""The corpus from any source: ours, the paper's release, TurtleBench; import report, writer.
 
 Formats (`docs/dev/turtlesoup.md` §1.1):
 
@@ -33,8 +33,10 @@ import yaml
 
 from forkingpaths.benchmarks.turtlesoup.puzzles import (
     CATEGORIES,
+    CORPUS_DIR,
     LANGUAGES,
     LIST_FIELDS,
+    NO_CLUES_HINT,
     TEXT_FIELDS,
     UNCATEGORIZED,
     Puzzle,
@@ -42,7 +44,7 @@ from forkingpaths.benchmarks.turtlesoup.puzzles import (
     category_id,
     check_language,
     detect_language,
-    load_corpus,
+    drop_duplicates,
     load_yaml_files,
 )
 from forkingpaths.core.errors import ConfigError, shown
@@ -81,12 +83,6 @@ CASE_LABEL_NAMES = (
     "(case-insensitive)"
 )
 """The labels of CASE_LABELS as error messages name them."""
-
-NO_CLUES_HINT = (
-    "pass --allow-no-clues (turtlesoup import / turtlesoup play / run turtlesoup) or the "
-    "benchmark option allow_no_clues=true to play it with the key-clue mechanism off"
-)
-"""How to admit a story without a key clue library, as refusals say it."""
 
 STORIES_FILE = "stories.json"
 CASES_FILE = "cases.list"
@@ -143,6 +139,39 @@ def import_report(
         languages=[lang for lang in LANGUAGES if any(p.language == lang for p in puzzles)],
         categories={c: counts[c] for c in order if counts[c]},
     )
+
+
+# ---- the corpus from any source ----
+
+
+def load_corpus(
+    path: Path | None = None, *, language: str | None = None, allow_no_clues: bool = False
+) -> tuple[list[Puzzle], list[PuzzleError]]:
+    """Puzzles from the shipped corpus (no path) or a file/directory in any supported format.
+
+    Formats: our YAML (`*.yaml` files of bilingual entries), the paper's release (`en/` `zh/`
+    directories of per-category JSON lists) and TurtleBench (`stories.json`); see
+    `read_path`. Bad entries are refused one by one with a PuzzleError and the rest
+    load. `language` keeps only that language where the format says which it is, and sets it for
+    TurtleBench stories (otherwise detected). `allow_no_clues` admits puzzles without a key clue
+    library (they play with the key-clue mechanism off). A path that does not exist is a
+    ConfigError.
+    """
+    check_language(language)
+    if path is None:
+        files = sorted(CORPUS_DIR.glob("*.yaml"))
+        located, errors = load_yaml_files(files, source="forkingpaths")
+    else:
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(
+                f"puzzles: {str(path)!r} does not exist (expected a file or directory)"
+            )
+        located, errors = read_path(path, language=language, allow_no_clues=allow_no_clues)
+    if language is not None:
+        located = [item for item in located if item[0].language == language]
+    puzzles, duplicate_errors = drop_duplicates(located)
+    return puzzles, errors + duplicate_errors
 
 
 # ---- reading any supported path ----

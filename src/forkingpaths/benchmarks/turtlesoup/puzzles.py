@@ -1,4 +1,4 @@
-"""TurtleSoup puzzles: the Puzzle record, the six categories and the corpus loader (§3, App. A)."""
+"""TurtleSoup puzzles: the Puzzle record, the six categories and our YAML format (§3, App. A)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,12 @@ _CATEGORY_ALIASES: Mapping[str, str] = MappingProxyType(
         "超自然奇幻": "supernatural",
     }
 )
+
+NO_CLUES_HINT = (
+    "pass --allow-no-clues (turtlesoup import / turtlesoup play / run turtlesoup) or the "
+    "benchmark option allow_no_clues=true to play it with the key-clue mechanism off"
+)
+"""How to admit a story without a key clue library, as refusals say it."""
 
 CORPUS_DIR = Path(__file__).parent / "data" / "puzzles"
 """The shipped corpus: one YAML file of bilingual entries per category."""
@@ -205,8 +211,6 @@ def _language_block(
     for key in LIST_FIELDS:
         fields[key], problem = _strings(block.get(key))
         if problem is None and key == "key_clues" and not fields[key] and not allow_no_clues:
-            from forkingpaths.benchmarks.turtlesoup.importers import NO_CLUES_HINT
-
             problem = "missing" if block.get(key) is None else "empty clue library"
             problem += f": at least one key clue is required ({NO_CLUES_HINT})"
         if problem:
@@ -382,36 +386,3 @@ def drop_duplicates(
         first[puzzle.id] = (file, index)
         kept.append(puzzle)
     return kept, list(errors.values())
-
-
-def load_corpus(
-    path: Path | None = None, *, language: str | None = None, allow_no_clues: bool = False
-) -> tuple[list[Puzzle], list[PuzzleError]]:
-    """Puzzles from the shipped corpus (no path) or a file/directory in any supported format.
-
-    Formats: our YAML (`*.yaml` files of bilingual entries), the paper's release (`en/` `zh/`
-    directories of per-category JSON lists) and TurtleBench (`stories.json`); see
-    `importers.read_path`. Bad entries are refused one by one with a PuzzleError and the rest
-    load. `language` keeps only that language where the format says which it is, and sets it for
-    TurtleBench stories (otherwise detected). `allow_no_clues` admits puzzles without a key clue
-    library (they play with the key-clue mechanism off). A path that does not exist is a
-    ConfigError.
-    """
-    # importers builds on this module's records, so it is imported at call time.
-    from forkingpaths.benchmarks.turtlesoup.importers import read_path
-
-    check_language(language)
-    if path is None:
-        files = sorted(CORPUS_DIR.glob("*.yaml"))
-        located, errors = load_yaml_files(files, source="forkingpaths")
-    else:
-        path = Path(path)
-        if not path.exists():
-            raise ConfigError(
-                f"puzzles: {str(path)!r} does not exist (expected a file or directory)"
-            )
-        located, errors = read_path(path, language=language, allow_no_clues=allow_no_clues)
-    if language is not None:
-        located = [item for item in located if item[0].language == language]
-    puzzles, duplicate_errors = drop_duplicates(located)
-    return puzzles, errors + duplicate_errors

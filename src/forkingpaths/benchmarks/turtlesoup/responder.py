@@ -30,21 +30,17 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from string import Template
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from forkingpaths.benchmarks.turtlesoup import responder_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.importers import CASE_LABEL_NAMES, CASE_LABELS
-from forkingpaths.core.chat import Message, ModelParams
+from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.text import strip_reasoning
-
-if TYPE_CHECKING:
-    from string import Template
-
-    from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
-    from forkingpaths.core.chat import ChatModel
 
 log = logging.getLogger(__name__)
 

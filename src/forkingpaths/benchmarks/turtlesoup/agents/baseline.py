@@ -12,9 +12,8 @@ from forkingpaths.benchmarks.turtlesoup.agents.mosaic import (
     history_entries,
     key_clue_records,
     parse_belief,
-    require_model,
 )
-from forkingpaths.core.agent import Decision
+from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -12,15 +12,12 @@ from rich.rule import Rule
 
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic import history_entries
+from forkingpaths.benchmarks.turtlesoup.dialogue import SOLVE_COMMAND
 from forkingpaths.core.agent import Decision
-from forkingpaths.core.benchmark import Benchmark, Instance
-from forkingpaths.core.chat import ChatModel
+from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.env import Observation
-from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.human import HumanInputEnded, InputFn, human_factory, read_line
 
-SOLVE_COMMAND = "/solve"
-"""What the person types (or an empty line) to stop asking; it is also the ask-phase action the
-agent returns then, which the benchmark takes as the end of questioning before the summary."""
 QUESTION_PROMPT = "question> "
 SUMMARY_PROMPT = "summary> "
 CONTINUE_PROMPT = "... "
@@ -52,9 +49,7 @@ class HumanQuestioner:
     (end of input ends it too). After an empty line or `/solve` the agent answers every further
     ask turn with `SOLVE_COMMAND` without prompting again."""
 
-    def __init__(
-        self, input_fn: Callable[[str], str] | None = None, console: Console | None = None
-    ) -> None:
+    def __init__(self, input_fn: InputFn | None = None, console: Console | None = None) -> None:
         self.input_fn = input_fn or input
         self.console = console or Console()
         self.instance_id = ""
@@ -95,10 +90,11 @@ class HumanQuestioner:
         self.console.print(text, markup=False, highlight=False)
 
     def _read(self, prompt: str) -> str | None:
-        """One line, or None at end of input."""
+        """One line, or None at end of input: here it ends the questions or the summary, as an
+        empty line does, rather than the episode."""
         try:
-            return self.input_fn(prompt)
-        except (EOFError, StopIteration):
+            return read_line(self.input_fn, prompt, "the puzzle")
+        except HumanInputEnded:
             return None
 
     def _read_summary(self) -> str:
@@ -117,12 +113,5 @@ def render_view(data: Mapping[str, Any], language: str) -> str:
     return f"{surface}\n\n{history}"
 
 
-def make_human(
-    benchmark: Benchmark | None = None,
-    model: ChatModel | None = None,
-    input_fn: Callable[[str], str] | None = None,
-) -> HumanQuestioner:
-    """Factory of the `human` agent; `input_fn(prompt) -> line` replaces `input` (tests)."""
-    if input_fn is not None and not callable(input_fn):
-        raise ConfigError(f"input_fn: got {input_fn!r}; allowed values: a callable or none")
-    return HumanQuestioner(input_fn=input_fn)
+make_human = human_factory(HumanQuestioner)
+"""Factory of the `human` agent; `input_fn(prompt) -> line` replaces `input` (tests)."""

@@ -12,8 +12,9 @@ from types import MappingProxyType
 from typing import Any
 
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
+from forkingpaths.benchmarks.turtlesoup.agents.genres import GENRES, genre_by_id
 from forkingpaths.benchmarks.turtlesoup.dialogue import question_key
-from forkingpaths.core.agent import Decision
+from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
@@ -291,7 +292,7 @@ def parse_genre(text: str) -> str | None:
     if not folded:
         return None
     best: tuple[int, int, str] | None = None
-    for genre in prompts.GENRES:
+    for genre in GENRES:
         names = {genre.id, genre.id.replace("_", " "), *genre.names.values(), *genre.aliases}
         for name in names:
             position = folded.find(name.casefold())
@@ -469,7 +470,7 @@ def first_fresh(
 
 def _describe_votes(check: GenreCheck) -> str:
     """`votes: Supernatural, Mind Game, - (temperature 0.7, seeds 1/2/3)` for a thought."""
-    names = [prompts.genre_by_id(v).names["en"] if v else "-" for v in check.votes]
+    names = [genre_by_id(v).names["en"] if v else "-" for v in check.votes]
     temperatures = {s.get("temperature") for s in check.settings}
     seeds = "/".join(str(s.get("seed")) for s in check.settings)
     sampling = ""
@@ -565,9 +566,9 @@ class MosaicAgent:
     (purpose `summary`) asks for the same JSON. When no belief could be read at all, the summary's
     conclusion is the model's reply as text, so the evaluation still sees what the model said.
 
-    `key_clues` is read by the benchmark to build the responder without clue flags (Table 3
-    "w/o Key Clue"); the agent only stores it. Garbage replies never raise: they are recorded in
-    `counts` and the agent falls back as described.
+    `key_clues` is read by the benchmark (`reset_options`), whose env then builds the responder
+    without clue flags (Table 3 "w/o Key Clue"); the agent only stores it. Garbage replies never
+    raise: they are recorded in `counts` and the agent falls back as described.
     """
 
     def __init__(
@@ -653,7 +654,7 @@ class MosaicAgent:
         self.blacklist = ruled_out(self.history)
         candidates = await self._propose(data, lang, calls)
         question, how = await self._select(data, lang, candidates, calls)
-        genre = prompts.genre_by_id(self.genre).names["en"] if self.genre else "unknown"
+        genre = genre_by_id(self.genre).names["en"] if self.genre else "unknown"
         thought = (
             f"genre: {genre} (c={self.confidence:.2f}); blacklist: {len(self.blacklist)}; "
             f"question: {how}"
@@ -855,16 +856,6 @@ def _check_unit(name: str, value: Any, *, allow_zero: bool) -> float:
     if not ok:
         raise ConfigError(f"{name}: got {shown(value)}; allowed values: {allowed}")
     return float(value)
-
-
-def require_model(model: ChatModel | None, agent: str) -> ChatModel:
-    """The model an LLM questioner needs, or a ConfigError saying how to give one."""
-    if model is None:
-        raise ConfigError(
-            f"model: agent {agent} needs one; got none "
-            "(e.g. --model scripted/turtlesoup-questioner)"
-        )
-    return model
 
 
 def make_mosaic(

@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 from forkingpaths.benchmarks.turtlesoup.agents import baseline_prompts
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
+from forkingpaths.benchmarks.turtlesoup.agents.genres import GENRES
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic import same_direction
 from forkingpaths.core.chat import Message, ModelParams
 
@@ -340,7 +341,7 @@ def answer_genre(sections: Mapping[str, str], language: str) -> str:
         + [e.question for e in _yes(exchanges)]
     ).casefold()
     listed = section(sections, "genres")
-    offered = [g for g in prompts.GENRES if g.names[language] in listed] or list(prompts.GENRES)
+    offered = [g for g in GENRES if g.names[language] in listed] or list(GENRES)
     scores = [sum(_count_cue(text, cue) for cue in _GENRE_CUES[g.id]) for g in offered]
     if max(scores) == 0:
         # No cue at all: the everyday-logic genre, the least committal reading of a surface.
