@@ -38,9 +38,7 @@ def measure(runs_dir: Path) -> dict[str, tuple[int, int, int, int]]:
     out = {}
     for run in sorted(p for p in runs_dir.iterdir() if (p / "spec.json").exists()):
         lines = (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
-        calls = sum(
-            len(step["calls"]) for line in lines for step in json.loads(line)["steps"]
-        )
+        calls = sum(len(step["calls"]) for line in lines for step in json.loads(line)["steps"])
         texts = run / "texts.jsonl"
         out[run.name] = (
             len(lines),

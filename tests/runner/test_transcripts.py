@@ -23,8 +23,8 @@ from forkingpaths.core.records import (
 )
 from forkingpaths.models.factory import make_model
 from forkingpaths.models.mockserver import MockServer
-from forkingpaths.runner.rundir import RunDirectory, load_records
 from forkingpaths.runner.run import execute_run
+from forkingpaths.runner.rundir import RunDirectory, load_records
 from forkingpaths.runner.transcripts import TEXTS_FILE, split_chunks
 
 INSTANCES = ["low-easy-s0", "medium-easy-s0"]
