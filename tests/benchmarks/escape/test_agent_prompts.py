@@ -9,13 +9,13 @@ from types import ModuleType
 
 import pytest
 
+from forkingpaths.benchmarks.escape.actions import ACTION_KINDS, find_calls, fold_name
 from forkingpaths.benchmarks.escape.agents import (
     escapeagent_prompts,
     react_prompts,
     redna_prompts,
 )
 from forkingpaths.benchmarks.escape.agents.escapeagent import TASK_FUNCTIONS
-from forkingpaths.benchmarks.escape.agents.parsing import ACTION_KINDS, find_calls, fold_name
 from forkingpaths.benchmarks.escape.schema import load_scenario, scenario_names, scenarios_dir
 
 PROMPT_MODULES: tuple[ModuleType, ...] = (react_prompts, redna_prompts, escapeagent_prompts)

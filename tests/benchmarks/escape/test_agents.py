@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 from tests.doubles import FakeChatModel, PolicyModel
 
+from forkingpaths.benchmarks.escape.actions import find_calls, parse_action
 from forkingpaths.benchmarks.escape.agents import (
     escapeagent_prompts,
     react_prompts,
     redna_prompts,
 )
+from forkingpaths.benchmarks.escape.agents.attempts import AttemptAgent
 from forkingpaths.benchmarks.escape.agents.escapeagent import (
     EscapeAgent,
     TaskListOp,
@@ -22,7 +24,7 @@ from forkingpaths.benchmarks.escape.agents.escapeagent import (
     parse_candidates,
     parse_task_op,
 )
-from forkingpaths.benchmarks.escape.agents.parsing import find_calls, parse_reply, read_call
+from forkingpaths.benchmarks.escape.agents.parsing import parse_reply
 from forkingpaths.benchmarks.escape.agents.react import ReActAgent, make_base, make_self_refine
 from forkingpaths.benchmarks.escape.agents.redna import (
     ReDNAAgent,
@@ -146,23 +148,31 @@ def test_parse_reply_without_action_line_passes_first_line(reply: str, action: s
 
 
 @pytest.mark.parametrize(
-    "reply", ["Action:", "Action: (", "Thought:\nAction: ```", "*", "Action: click(", "\x00)"]
+    ("reply", "thought", "action"),
+    [
+        ("Action:", "", ""),
+        ("Action: (", "", "("),
+        ("Thought:\nAction: ```", "", ""),
+        ("*", "*", "*"),
+        ("Action: click(", "", "click("),
+        ("\x00)", "\x00)", "\x00)"),
+    ],
 )
-def test_parse_reply_never_raises(reply: str):
+def test_parse_reply_of_broken_replies(reply: str, thought: str, action: str):
     parsed = parse_reply(reply)
-    assert isinstance(parsed.action, str)
-    assert isinstance(parsed.thought, str)
+    assert (parsed.thought, parsed.action) == (thought, action)
 
 
 def test_find_calls_reads_quotes_apostrophes_and_input_commas():
+    # An unquoted comma in an input string makes three arguments: the engine refuses the call,
+    # so it is no candidate either.
     calls = find_calls("click(driver's licence) then input('12,34', safe) and input(1,2, pad)")
     assert [(c.kind, c.args) for c in calls] == [
         ("click", ("driver's licence",)),
         ("input", ("12,34", "safe")),
-        ("input", ("1,2", "pad")),
     ]
-    assert read_call("I try apply(a, b)") is None
-    assert read_call("Apply( Pipe  Head , Safe )").key == "apply(pipe head, safe)"
+    assert parse_action("I try apply(a, b)") is None
+    assert parse_action("Apply( Pipe  Head , Safe )").key == "apply(pipe head, safe)"
 
 
 # ---- Base and Self-Refine ----
@@ -996,23 +1006,29 @@ async def test_escapeagent_drops_a_candidate_whose_item_is_gone_or_unreachable()
 
 
 @pytest.mark.parametrize(
-    ("factory", "options"),
+    ("factory", "options", "name", "cls"),
     [
-        (make_base, []),
-        (make_self_refine, []),
-        (make_escapeagent, []),
-        (make_redna, ["tau"]),
-        (make_reflect_only, ["tau"]),
+        (make_base, [], "base", ReActAgent),
+        (make_self_refine, [], "self-refine", ReActAgent),
+        (make_escapeagent, [], "escapeagent", EscapeAgent),
+        (make_redna, ["tau"], "redna", ReDNAAgent),
+        (make_reflect_only, ["tau"], "r-only", ReDNAAgent),
     ],
 )
-def test_factories_take_benchmark_model_and_explicit_options(factory: Any, options: list[str]):
+def test_factories_take_benchmark_model_and_explicit_options(
+    factory: Any, options: list[str], name: str, cls: type
+):
     params = inspect.signature(factory).parameters
     assert list(params) == ["benchmark", "model", *options]
     assert all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params.values())
-    with pytest.raises(ConfigError, match="model"):
+    with pytest.raises(ConfigError) as refused:
         factory(benchmark=None, model=None)
+    assert str(refused.value) == (
+        f"agent {name!r} needs a model: pass --model (e.g. openai/gpt-4.1 or a scripted/... "
+        "policy), or model=... from Python"
+    )
     agent = factory(benchmark=None, model=FakeChatModel(["x"]))
-    assert isinstance(agent, Agent)
+    assert type(agent) is cls
     assert agent.state() == {}
 
 
@@ -1021,6 +1037,38 @@ def test_agent_classes():
     assert type(make_base(model=model)) is ReActAgent
     assert make_self_refine(model=model).self_refine
     assert not make_reflect_only(model=model).divergent_narrowing
+
+
+class SeedRecorder(AttemptAgent):
+    """Records the seed of every attempt it starts."""
+
+    def __init__(self) -> None:
+        self.started: list[int] = []
+
+    def start_attempt(self, instance: Instance, seed: int) -> None:
+        self.started.append(seed)
+
+
+def test_agents_start_afresh_when_the_env_starts_the_next_attempt():
+    agent = SeedRecorder()
+    agent.reset(INSTANCE, 7)
+    for attempt in (0, 0, 1, 1, 3):
+        agent.follow_attempt(observe({**make_data(1), "attempt": attempt}))
+    # Seeded as the episode's seed plus the attempt's number, attempt 0 by `reset`.
+    assert agent.started == [7, 8, 10]
+    agent.reset(INSTANCE, 20)
+    assert agent.started == [7, 8, 10, 20]
+
+
+async def test_react_thoughts_belong_to_one_attempt():
+    agent = ReActAgent(FakeChatModel(["Thought: look\nAction: click(desk)"] * 2))
+    agent.reset(INSTANCE, 0)
+    await agent.act(observe(make_data(1)))
+    assert agent.thoughts == {1: "look"}
+    agent.remember(observe(make_data(2)), "more")
+    assert agent.thoughts == {1: "look", 2: "more"}
+    await agent.act(observe({**make_data(1), "attempt": 1}))
+    assert agent.thoughts == {1: "look"}  # the new attempt's step 1 only
 
 
 # ---- the scripted explorer ----
@@ -1179,7 +1227,7 @@ async def test_reflect_only_and_base_differ_under_the_scripted_policy():
             data = make_data(step, bag=("pipe head",), scene_tools=(), history=history, last=last)
             action = (await agent.act(observe(data))).action
             actions.append(action)
-            call = read_call(action)
+            call = parse_action(action)
             target = call.args[-1] if call and call.kind in ("click", "apply") else ""
             last = failed(action, call.kind if call else "", target, "Nothing happens.")
             history = [{"step": step, "action": action, "response": "Nothing happens."}]
@@ -1230,7 +1278,7 @@ class TinyEnv:
         return observe(data)
 
     def act(self, action: str) -> None:
-        call = read_call(action)
+        call = parse_action(action)
         kind = call.kind if call else None
         target = call.args[-1] if call and call.args else None
         success, collected, response = False, None, "Nothing happens."

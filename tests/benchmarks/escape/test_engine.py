@@ -7,14 +7,8 @@ import random
 
 import pytest
 
-from forkingpaths.benchmarks.escape.engine import (
-    BLOCKED,
-    DEFAULT_OBJECTIVE,
-    EscapeGame,
-    ParsedAction,
-    action_key,
-    parse_action,
-)
+from forkingpaths.benchmarks.escape.actions import ActionCall, action_key, parse_action
+from forkingpaths.benchmarks.escape.engine import BLOCKED, DEFAULT_OBJECTIVE, EscapeGame
 from forkingpaths.benchmarks.escape.schema import (
     Scenario,
     ScenarioError,
@@ -216,7 +210,7 @@ def play(game: EscapeGame, *actions: str) -> None:
     ],
 )
 def test_parse_action_accepts_the_grammar(text: str, expected: tuple[str, tuple[str, ...]]) -> None:
-    assert parse_action(text) == ParsedAction(*expected)  # type: ignore[arg-type]
+    assert parse_action(text) == ActionCall(*expected)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,10 @@ from forkingpaths.benchmarks.escape import judge_prompts
 from forkingpaths.benchmarks.escape.judge import (
     CRITERIA,
     JudgeItem,
-    JudgeVerdict,
     judge_item_from_step,
     judge_step,
-    parse_scores,
     read_scores,
     render_judge_messages,
-    summarize_momentum,
 )
 from forkingpaths.benchmarks.escape.judge_scripted import DivergenceJudgePolicy, heuristic_scores
 from forkingpaths.benchmarks.escape.observation import render_observation
@@ -82,8 +79,8 @@ class RecordingPolicy:
         '{"scores": {"originality": 4, "elaboration": {"score": 2}, "groundedness": 5}}',
     ],
 )
-def test_parse_scores_accepts_json_fenced_nested_and_lines(text: str) -> None:
-    assert parse_scores(text) == VALID
+def test_read_scores_accepts_json_fenced_nested_and_lines(text: str) -> None:
+    assert read_scores(text) == (VALID, "")
 
 
 @pytest.mark.parametrize(
@@ -102,17 +99,16 @@ def test_parse_scores_accepts_json_fenced_nested_and_lines(text: str) -> None:
         ("", "no JSON object"),
     ],
 )
-def test_parse_scores_refuses_anything_else(text: str, reason: str) -> None:
-    assert parse_scores(text) is None
+def test_read_scores_refuses_anything_else(text: str, reason: str) -> None:
     scores, why = read_scores(text)
     assert scores is None and reason in why
 
 
-def test_parse_scores_never_reads_garbage() -> None:
+def test_read_scores_never_reads_garbage() -> None:
     policy = GarbagePolicy()
     for n in range(50):
         reply = policy.respond([Message(role="user", content=str(n))], ModelParams())
-        assert parse_scores(reply) is None
+        assert read_scores(reply)[0] is None
 
 
 # ---- asking ----
@@ -182,8 +178,8 @@ def test_judge_request_shows_the_whole_context() -> None:
 
 async def test_scripted_judge_answers_the_json_format() -> None:
     verdict = await judge_step(scripted(DivergenceJudgePolicy()), item())
-    assert verdict.scores is not None and verdict.attempts == 1
-    assert set(verdict.scores) == set(CRITERIA)
+    assert verdict.scores == {"originality": 4, "elaboration": 4, "groundedness": 2}
+    assert verdict.attempts == 1
 
 
 async def test_scripted_judge_prefers_mechanistic_unconventional_steps() -> None:
@@ -197,10 +193,8 @@ async def test_scripted_judge_prefers_mechanistic_unconventional_steps() -> None
         ),
     )
     bare = await judge_step(judge, item(thought="", action="click(wall safe)"))
-    assert rich.scores is not None and bare.scores is not None
+    assert rich.scores == {"originality": 4, "elaboration": 5, "groundedness": 4}
     assert bare.scores == {"originality": 1, "elaboration": 1, "groundedness": 1}
-    for criterion in CRITERIA:
-        assert rich.scores[criterion] > bare.scores[criterion]
 
 
 def test_heuristic_originality_rewards_unrelated_tool_target_pairs() -> None:
@@ -213,7 +207,7 @@ def test_heuristic_originality_rewards_unrelated_tool_target_pairs() -> None:
 async def test_scripted_judge_refuses_other_requests() -> None:
     model = scripted(DivergenceJudgePolicy())
     reply = await model.complete([Message(role="user", content="hello")])
-    assert parse_scores(reply.text) is None
+    assert read_scores(reply.text)[0] is None
 
 
 # ---- items from records ----
@@ -283,31 +277,3 @@ def test_judge_item_from_step_falls_back_to_the_rendered_observations() -> None:
         {"step": 1, "action": "click(wall safe)", "response": "A steel safe. It is shut."},
     )
     assert got.response == "Clink."
-
-
-# ---- summary ----
-
-
-def test_summarize_momentum_over_verdicts_and_stored_entries() -> None:
-    verdicts = [
-        JudgeVerdict(
-            scores={"originality": 2, "elaboration": 4, "groundedness": 3}, missing_reason=None
-        ),
-        JudgeVerdict(scores=None, missing_reason="prose"),
-        {"originality": 4, "elaboration": 1, "groundedness": 5},
-        {"missing": "no JSON object"},
-    ]
-    assert summarize_momentum(verdicts) == {
-        "originality": 3.0,
-        "elaboration": 2.5,
-        "groundedness": 4.0,
-        "n_scored": 2,
-        "n_missing": 2,
-    }
-    assert summarize_momentum([]) == {
-        "originality": None,
-        "elaboration": None,
-        "groundedness": None,
-        "n_scored": 0,
-        "n_missing": 0,
-    }

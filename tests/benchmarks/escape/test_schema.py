@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from forkingpaths.benchmarks.escape.actions import fold_name
 from forkingpaths.benchmarks.escape.schema import (
     Scenario,
     ScenarioError,
-    fold,
     load_scenario,
     resolve_scenario,
 )
@@ -176,8 +176,8 @@ def test_unreadable_file_is_invalid_file(tmp_path: Path) -> None:
         load_scenario(tmp_path / "missing.yaml")
 
 
-def test_fold() -> None:
-    assert fold("  Pipe \t  HEAD ") == "pipe head"
+def test_fold_name() -> None:
+    assert fold_name("  Pipe \t  HEAD ") == "pipe head"
 
 
 def test_resolve_scenario_accepts_paths_and_reports_unknown_names(tmp_path: Path) -> None:

@@ -33,15 +33,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from forkingpaths.benchmarks.escape.judge import CRITERIA, SCORE_RANGE, scores_from_object
 from forkingpaths.core.errors import InvalidFile, shown
-
-if TYPE_CHECKING:
-    from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.runner.rundir import load_records
 
 TABLE_COLUMNS = ("Criterion", "n", "Pearson", "Spearman", "Pairwise", "Within1")
 """Keys of an `agreement` row, in Table 10's column order."""
@@ -324,8 +323,7 @@ def agreement_rows(
 ) -> tuple[list[dict[str, Any]], list[tuple[HumanScore, str]]]:
     """Table 10 for a human-scores file against a run directory's judged records:
     (rows, unmatched human items with the reason each was left out)."""
-    from forkingpaths.api import load_records
-
     human = load_human_scores(human_path)
-    pairs = pair_with_judge(human, load_records(run_dir))
+    # The judge's scores are in the steps' info: the calls' transcripts are not needed.
+    pairs = pair_with_judge(human, load_records(run_dir, transcripts=False))
     return agreement(pairs), pairs.unmatched

@@ -2,32 +2,46 @@
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from forkingpaths.benchmarks.escape.engine import EscapeGame
 from forkingpaths.benchmarks.escape.env import (
     DEFAULT_ATTEMPTS,
     DEFAULT_MAX_STEPS,
     DEFAULT_MEANINGLESS_LIMIT,
-    JUDGED_KINDS,
     EscapeEnv,
 )
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, PlotArtifact, QuickConfig
+from forkingpaths.benchmarks.escape.judge import CRITERIA, judge_item_from_step, judge_step
+from forkingpaths.benchmarks.escape.metadata import ScenarioMeta, load_meta
+from forkingpaths.benchmarks.escape.metrics import (
+    attempt_steps,
+    divergence_momentum,
+    is_judged,
+    path_discovery,
+    path_table,
+)
+from forkingpaths.benchmarks.escape.plots import path_table_plot
+from forkingpaths.benchmarks.escape.schema import Scenario, load_scenario
+from forkingpaths.core.benchmark import (
+    AgentSpec,
+    Benchmark,
+    Instance,
+    MetricSpec,
+    PlotArtifact,
+    QuickConfig,
+)
 from forkingpaths.core.chat import ChatModel
+from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.protocol import StepHook
 from forkingpaths.core.records import EpisodeRecord, StepRecord
-
-if TYPE_CHECKING:
-    from forkingpaths.benchmarks.escape.engine import EscapeGame
-    from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
-    from forkingpaths.benchmarks.escape.schema import Scenario
-    from forkingpaths.core.agent import Agent
-    from forkingpaths.core.chat import ChatModel
 
 _AGENTS = "forkingpaths.benchmarks.escape.agents"
 SCENARIO_DIR = Path(__file__).parent / "data" / "scenarios"
@@ -44,16 +58,56 @@ MUTATE_SCENARIOS = (
     "zombie_lab",
 )
 """Tables 16 (two-phase) and 17 (one-phase), in the paper's order."""
-CRITERIA = ("originality", "elaboration", "groundedness")
-JUDGE_CONCURRENCY = 8
-"""Judge calls of one episode in flight at once (the model's own limit still applies)."""
 
 
-def _positive_int(options: Mapping[str, Any], name: str, default: int) -> int:
-    value = options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{name}: expected a positive integer (default {default}), got {value!r}")
-    return value
+class EscapeOptions(BaseModel):
+    """Options of escape-v1 (`--option`, `benchmark_options`); the defaults are the paper's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attempts: int = Field(
+        default=DEFAULT_ATTEMPTS,
+        strict=True,
+        gt=0,
+        description="attempts per scenario, §3.3; a positive integer, the paper's is 4",
+    )
+    """Attempts per scenario (§3.3); each later attempt forbids the finish actions found."""
+    max_steps: int = Field(
+        default=DEFAULT_MAX_STEPS,
+        strict=True,
+        gt=0,
+        description="step budget of one attempt; a positive integer, 50 when the paper states none",
+    )
+    """Step budget of one attempt (`env.DEFAULT_MAX_STEPS` says why 50)."""
+    meaningless_limit: int = Field(
+        default=DEFAULT_MEANINGLESS_LIMIT,
+        strict=True,
+        gt=0,
+        description="consecutive meaningless steps that end an attempt, §3.3; a positive "
+        "integer, the paper's is 20",
+    )
+    """Consecutive meaningless steps that end an attempt (§3.3)."""
+    crafting: Literal["ordered", "unordered"] = Field(
+        default="ordered",
+        description="craft(base, ingredient) order: ordered (MUTATE) or unordered (EscapeBench)",
+    )
+    """`ordered` (MUTATE: base first) or `unordered` (EscapeBench's games: either order)."""
+    scenarios: str | None = Field(
+        default=None,
+        description="scenario YAMLs of split `custom`: a directory or one file",
+    )
+    """A directory of scenario YAMLs (or one file) played as split `custom`; kept resolved to an
+    absolute path."""
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _existing_path(cls, value: Any) -> Any:
+        if value is None or not isinstance(value, str | Path):
+            return value
+        path = Path(value).expanduser()
+        if not path.exists():
+            raise ValueError("no such file or directory")
+        return str(path.resolve())
 
 
 class EscapeBenchmark(Benchmark):
@@ -63,15 +117,15 @@ class EscapeBenchmark(Benchmark):
     `*.yaml` of the `scenarios` option (a directory or one file), e.g. EscapeBench games with
     `crafting=unordered`; without a `.meta.yaml` beside them only escapes are counted.
 
-    Protocol (§3.3): one episode = one scenario = `attempts` (4) attempts; a path found in an
-    attempt has its finish action forbidden in the later ones; each attempt ends at the goal,
-    at `max_steps` (50, the paper does not state it) or after `meaningless_limit` (20)
-    consecutive meaningless steps (defined in `EscapeEnv`). Metric 1, Path Discovery: distinct
-    gold paths found per scenario and in all (x / 56), Avg Step (mean steps per attempt), and
-    the per-path O/X table (Tables 18-19). Metric 2, Divergence Momentum: with a `judge` role
-    model, every apply/craft/input step that completes no path is scored 1-5 on Originality,
-    Elaboration and Groundedness (App. C.2); means per criterion. Options: `attempts`,
-    `max_steps`, `meaningless_limit`, `crafting` (ordered | unordered), `scenarios`.
+    Protocol (§3.3), played by `EscapeEnv`: one episode = one scenario = `attempts` (4)
+    attempts; a path found in an attempt has its finish action forbidden in the later ones;
+    each attempt ends at the goal, at `max_steps` (50, the paper does not state it) or after
+    `meaningless_limit` (20) consecutive meaningless steps. Metric 1, Path Discovery
+    (`metrics.path_discovery`): distinct gold paths found per scenario and in all (x / 56), Avg
+    Step (mean steps per attempt), and the per-path O/X table (Tables 18-19). Metric 2,
+    Divergence Momentum (`metrics.divergence_momentum`): with a `judge` role model, every
+    apply/craft/input step that completes no path is scored 1-5 on Originality, Elaboration and
+    Groundedness (App. C.2) by `step_hook`; means per criterion. Options: `EscapeOptions`.
     """
 
     id = "escape-v1"
@@ -153,31 +207,33 @@ class EscapeBenchmark(Benchmark):
         "elaboration",
         "groundedness",
     )
+    metric_specs = MappingProxyType(
+        {
+            "episodes": MetricSpec("episodes", "none"),
+            "errored": MetricSpec("errored episodes", "none"),
+            "paths_found": MetricSpec("paths found", "higher"),
+            "paths_total": MetricSpec("gold paths", "none"),
+            "path_discovery": MetricSpec("Path Discovery", "higher"),
+            "avg_steps": MetricSpec("Avg Step", "lower"),
+            "escapes": MetricSpec("escapes", "none"),
+            "originality": MetricSpec("Originality", "higher"),
+            "elaboration": MetricSpec("Elaboration", "higher"),
+            "groundedness": MetricSpec("Groundedness", "higher"),
+            "judged_steps": MetricSpec("judged steps", "none"),
+            "judge_missing": MetricSpec("judge scores missing", "none"),
+        }
+    )
+    Options = EscapeOptions
     cli_entry_point = "forkingpaths.benchmarks.escape.cli:app"
 
+    config: EscapeOptions
+    """The validated options (set by `Benchmark.__init__`)."""
+
     def __init__(self, **options: Any) -> None:
-        allowed = {"attempts", "max_steps", "meaningless_limit", "crafting", "scenarios"}
-        unknown = set(options) - allowed
-        if unknown:
-            raise ConfigError(
-                f"unknown escape option(s) {sorted(unknown)}; allowed: {', '.join(sorted(allowed))}"
-            )
-        self.attempts = _positive_int(options, "attempts", DEFAULT_ATTEMPTS)
-        self.attempt_steps = _positive_int(options, "max_steps", DEFAULT_MAX_STEPS)
-        self.meaningless_limit = _positive_int(
-            options, "meaningless_limit", DEFAULT_MEANINGLESS_LIMIT
-        )
-        self.crafting = options.get("crafting", "ordered")
-        if self.crafting not in ("ordered", "unordered"):
-            raise ConfigError(f"crafting: expected ordered or unordered, got {self.crafting!r}")
-        scenarios = options.get("scenarios")
-        if scenarios is not None:
-            path = Path(str(scenarios)).expanduser()
-            if not path.exists():
-                raise ConfigError(f"scenarios: {str(path)!r} does not exist")
-            options = {**options, "scenarios": str(path.resolve())}
         super().__init__(**options)
-        if scenarios is not None:
+        if self.config.scenarios is not None:
+            # Resolved, so a resumed run finds the same files from another directory.
+            self.options = {**self.options, "scenarios": self.config.scenarios}
             self.splits = ("mutate", "custom")  # type: ignore[misc]
         self._loaded: dict[str, tuple[Scenario, ScenarioMeta | None]] = {}
 
@@ -189,8 +245,8 @@ class EscapeBenchmark(Benchmark):
                 Instance(id=name, split=split, params={"file": str(SCENARIO_DIR / f"{name}.yaml")})
                 for name in MUTATE_SCENARIOS
             ]
-        if split == "custom" and self.options.get("scenarios") is not None:
-            path = Path(self.options["scenarios"])
+        if split == "custom" and self.config.scenarios is not None:
+            path = Path(self.config.scenarios)
             files = [path] if path.is_file() else sorted(path.glob("*.yaml"))
             return [
                 Instance(id=f.stem, split=split, params={"file": str(f)})
@@ -200,16 +256,13 @@ class EscapeBenchmark(Benchmark):
         return self.select_instances(split, None)
 
     def select_instances(self, split: str, ids: list[str] | None) -> list[Instance]:
-        if split == "custom" and self.options.get("scenarios") is None:
+        if split == "custom" and self.config.scenarios is None:
             raise ConfigError("split 'custom' needs -b scenarios=DIR_OR_FILE (scenario YAMLs)")
         return super().select_instances(split, ids)
 
     def load(self, instance: Instance) -> tuple[Scenario, ScenarioMeta | None]:
         """The scenario and its path metadata (None when the file has none), loaded once."""
         if instance.id not in self._loaded:
-            from forkingpaths.benchmarks.escape.metadata import load_meta
-            from forkingpaths.benchmarks.escape.schema import load_scenario
-
             file = Path(instance.params["file"])
             meta_file = file.with_name(f"{file.stem}.meta.yaml")
             meta = load_meta(meta_file) if meta_file.exists() else None
@@ -217,150 +270,99 @@ class EscapeBenchmark(Benchmark):
         return self._loaded[instance.id]
 
     def make_game(self, instance: Instance) -> EscapeGame:
-        from forkingpaths.benchmarks.escape.engine import EscapeGame
-
         scenario, _ = self.load(instance)
-        return EscapeGame(scenario, crafting=self.crafting)
+        return EscapeGame(scenario, crafting=self.config.crafting)
+
+    # ---- protocol ----
 
     def make_env(
         self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
     ) -> EscapeEnv:
-        """One attempt with nothing forbidden (the first attempt of the protocol)."""
-        game = self.make_game(instance)
+        """The scenario under the protocol: `attempts` attempts, the finish actions found
+        forbidden in the later ones (the judge role is played by `step_hook`)."""
         _, meta = self.load(instance)
         return EscapeEnv(
-            game,
+            self.make_game(instance),
             meta,
-            initial=game.snapshot(),
-            max_steps=self.attempt_steps,
-            meaningless_limit=self.meaningless_limit,
+            attempts=self.config.attempts,
+            max_steps=self.config.max_steps,
+            meaningless_limit=self.config.meaningless_limit,
         )
 
     def max_steps(self, instance: Instance) -> int:
-        return self.attempts * self.attempt_steps
+        # Every attempt ends by its own budget at the latest, so the runner's TurnLimit never
+        # cuts an episode short.
+        return self.config.attempts * self.config.max_steps
 
-    # ---- protocol ----
-
-    async def run_episode(
-        self,
-        instance: Instance,
-        agent: Agent,
-        record: EpisodeRecord,
-        roles: Mapping[str, ChatModel] = MappingProxyType({}),
-    ) -> EpisodeRecord:
-        """Four attempts; finish actions of found paths are forbidden in the later ones."""
-        from forkingpaths.core.protocol import play_episode
-
-        game = self.make_game(instance)
-        _, meta = self.load(instance)
-        initial = game.snapshot()
-        found: list[str] = []
-        forbidden: list[str] = []
-        attempts: list[dict[str, Any]] = []
-        for attempt in range(self.attempts):
-            env = EscapeEnv(
-                game,
-                meta,
-                initial=initial,
-                attempt=attempt,
-                forbidden=forbidden,
-                max_steps=self.attempt_steps,
-                meaningless_limit=self.meaningless_limit,
-            )
-            seed = record.seed + attempt
-            agent.reset(instance, seed)
-            await play_episode(env, agent, record, max_steps=self.attempt_steps, seed=seed)
-            outcome = env.outcome()
-            attempts.append(outcome)
-            for path_id in outcome["paths"]:
-                if path_id not in found and meta is not None:
-                    found.append(path_id)
-                    forbidden += [p.finish for p in meta.paths if p.id == path_id]
-        record.outcome = {
-            "scenario": instance.id,
-            "paths_found": found,
-            "paths_total": [p.id for p in meta.paths] if meta else [],
-            "escapes": sum(a["game_end"] for a in attempts),
-            "attempts": attempts,
-        }
+    def step_hook(self, env: Env, roles: Mapping[str, ChatModel]) -> StepHook:
+        """Completes each step's record: a step that ended an attempt gets that attempt's last
+        view as its feedback and its end flags (`EscapeEnv.attempt_end`); with a `judge` role,
+        a step Metric 2 scores (`metrics.is_judged`) gets the judge's calls after the agent's
+        and its verdict in `info["judge"]` (App. C.2). The judge needs the agent's Thought,
+        which only the step's record holds."""
+        escape = env.unwrapped
+        if not isinstance(escape, EscapeEnv):
+            raise TypeError(f"escape step hook: expected an EscapeEnv, got {type(escape).__name__}")
         judge = roles.get("judge")
-        if judge is not None:
-            await self._judge(judge, record)
-        return record
 
-    async def _judge(self, judge: ChatModel, record: EpisodeRecord) -> None:
-        """Metric 2 over the episode's off-path apply/craft/input steps (App. C.2)."""
-        from forkingpaths.benchmarks.escape.judge import judge_item_from_step, judge_step
+        async def on_step(step: StepRecord) -> None:
+            end = escape.attempt_end
+            if end is not None:
+                step.feedback = end.observation.text
+                step.terminated, step.truncated = end.terminated, end.truncated
+            if judge is not None and is_judged(step):
+                item = judge_item_from_step(step, escape.game.objective)
+                verdict = await judge_step(judge, item)
+                step.calls.extend(verdict.calls)
+                step.info["judge"] = verdict.as_info()
 
-        objective = record.initial_info.get("objective", "")
-        gate = asyncio.Semaphore(JUDGE_CONCURRENCY)
-
-        async def one(step: StepRecord) -> None:
-            async with gate:
-                verdict = await judge_step(judge, judge_item_from_step(step, objective))
-            step.calls.extend(verdict.calls)
-            step.info["judge"] = (
-                dict(verdict.scores)
-                if verdict.scores is not None
-                else {"missing": verdict.missing_reason or "no score"}
-            )
-
-        await asyncio.gather(*(one(s) for s in record.steps if is_judged(s)))
+        return on_step
 
     # ---- metrics ----
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
         outcome = record.outcome
         attempts = outcome.get("attempts", [])
-        found = outcome.get("paths_found", [])
-        total = outcome.get("paths_total", [])
+        steps = attempt_steps([record])
         metrics: dict[str, Any] = {
-            "paths_found": len(found),
-            "paths_total": len(total),
-            "path_discovery": len(found) / len(total) if total else None,
+            **path_discovery([record]),
             "escapes": outcome.get("escapes", 0),
-            "avg_steps": statistics.fmean(a["steps"] for a in attempts) if attempts else 0.0,
+            "avg_steps": statistics.fmean(steps) if steps else 0.0,
             "invalid_actions": sum(a.get("invalid", 0) for a in attempts),
             "meaningless_stops": sum(a.get("stop") == "meaningless" for a in attempts),
-            "paths": {p: ("O" if p in found else "X") for p in total},
+            "paths": path_table([record]),
         }
-        metrics.update(momentum([record]))
+        metrics.update(divergence_momentum([record]))
         return metrics
 
     def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
         ok = [r for r in records if r.status == "ok"]
-        found = sum(len(r.outcome.get("paths_found", [])) for r in ok)
-        total = sum(len(r.outcome.get("paths_total", [])) for r in ok)
-        attempt_steps = [a["steps"] for r in ok for a in r.outcome.get("attempts", [])]
+        discovery = path_discovery(ok)
+        found, total = discovery["paths_found"], discovery["paths_total"]
+        steps = attempt_steps(ok)
         out: dict[str, Any] = {
             "episodes": len(records),
             "errored": len(records) - len(ok),
-            "paths_found": found,
-            "paths_total": total,
-            "path_discovery": found / total if total else None,
+            **discovery,
             "path_discovery_text": f"{found} / {total} ({100 * found / total:.1f}%)"
             if total
             else "-",
-            "avg_steps": statistics.fmean(attempt_steps) if attempt_steps else None,
+            "avg_steps": statistics.fmean(steps) if steps else None,
             "escapes": sum(r.outcome.get("escapes", 0) for r in ok),
         }
-        out.update(momentum(ok))
+        out.update(divergence_momentum(ok))
         trials = sorted({r.trial for r in ok})
         if len(trials) > 1:
             # Repeated runs (Table 15: T=0.7, three runs): mean and sample std over runs.
             per_trial = [[r for r in ok if r.trial == t] for t in trials]
-            rates = [
-                sum(len(r.outcome.get("paths_found", [])) for r in rs)
-                / max(1, sum(len(r.outcome.get("paths_total", [])) for r in rs))
-                for rs in per_trial
-            ]
-            out["path_discovery_std"] = statistics.stdev(rates)
+            out["path_discovery_std"] = statistics.stdev(
+                path_discovery(rs)["path_discovery"] or 0.0 for rs in per_trial
+            )
             out["avg_steps_std"] = statistics.stdev(
-                statistics.fmean(a["steps"] for r in rs for a in r.outcome.get("attempts", []))
-                for rs in per_trial
+                statistics.fmean(attempt_steps(rs)) for rs in per_trial
             )
             for criterion in CRITERIA:
-                values = [momentum(rs)[criterion] for rs in per_trial]
+                values = [divergence_momentum(rs)[criterion] for rs in per_trial]
                 values = [v for v in values if v is not None]
                 if len(values) > 1:
                     out[f"{criterion}_std"] = statistics.stdev(values)
@@ -369,55 +371,16 @@ class EscapeBenchmark(Benchmark):
         for r in ok:
             by_scenario[r.instance_id].append(r)
         for scenario, rs in by_scenario.items():
-            row: dict[str, Any] = {
+            groups[scenario] = {
                 "paths_found": statistics.fmean(len(r.outcome.get("paths_found", [])) for r in rs),
                 "paths_total": len(rs[0].outcome.get("paths_total", [])),
-                "avg_steps": statistics.fmean(
-                    a["steps"] for r in rs for a in r.outcome.get("attempts", [])
-                ),
+                "avg_steps": statistics.fmean(attempt_steps(rs)),
+                # Tables 18-19: O when the path was found; with several trials, in any of them.
+                **path_table(rs),
             }
-            # Tables 18-19: O when the path was found; with several trials, in any of them.
-            for path_id in rs[0].outcome.get("paths_total", []):
-                row[path_id] = (
-                    "O" if any(path_id in r.outcome.get("paths_found", []) for r in rs) else "X"
-                )
-            groups[scenario] = row
         out["by_group"] = groups
         return out
 
     def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
-        from forkingpaths.benchmarks.escape.plots import path_table_plot
-
         plot = path_table_plot(records, out_dir)
         return [plot] if plot is not None else []
-
-
-def is_judged(step: StepRecord) -> bool:
-    """Metric 2 scores apply/craft/input steps that complete no path (§3.1), the ones the env
-    could not execute included (an attempted mechanism with its Thought); refused forbidden
-    finish actions are not attempts of a new mechanism and are left out."""
-    info = step.info
-    return (
-        info.get("kind") in JUDGED_KINDS and info.get("path") is None and not info.get("forbidden")
-    )
-
-
-def momentum(records: list[EpisodeRecord]) -> dict[str, Any]:
-    """Divergence Momentum means per criterion over judged steps (None when nothing judged)."""
-    scores: dict[str, list[float]] = {c: [] for c in CRITERIA}
-    judged = missing = 0
-    for record in records:
-        for step in record.steps:
-            verdict = step.info.get("judge")
-            if verdict is None:
-                continue
-            if "missing" in verdict:
-                missing += 1
-                continue
-            judged += 1
-            for criterion in CRITERIA:
-                scores[criterion].append(float(verdict[criterion]))
-    out: dict[str, Any] = {c: (statistics.fmean(v) if v else None) for c, v in scores.items()}
-    out["judged_steps"] = judged
-    out["judge_missing"] = missing
-    return out

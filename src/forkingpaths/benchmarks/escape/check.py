@@ -15,13 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from forkingpaths.benchmarks.escape.engine import (
-    CHECKPOINT,
-    GAME_END,
-    ActionResult,
-    EscapeGame,
-    action_key,
-)
+from forkingpaths.benchmarks.escape.actions import action_key, fold_name
+from forkingpaths.benchmarks.escape.engine import CHECKPOINT, GAME_END, ActionResult, EscapeGame
 from forkingpaths.benchmarks.escape.metadata import (
     PATH_KINDS,
     ScenarioMeta,
@@ -29,7 +24,7 @@ from forkingpaths.benchmarks.escape.metadata import (
     load_meta,
     replay_gold,
 )
-from forkingpaths.benchmarks.escape.schema import Scenario, ScenarioError, fold, load_scenario
+from forkingpaths.benchmarks.escape.schema import Scenario, ScenarioError, load_scenario
 from forkingpaths.core.errors import InvalidFile
 
 Severity = Literal["error", "warning"]
@@ -162,7 +157,7 @@ def lint_scenario(scenario: Scenario, file: str) -> list[CheckIssue]:
                     if wait.kind != "apply" or not tr.trigger:
                         continue
                     tool = scenario.tools[wait.tool]
-                    if not any(fold(item.name) in s.apply_to_keys for s in tool.states):
+                    if not any(fold_name(item.name) in s.apply_to_keys for s in tool.states):
                         report(
                             wait.line,
                             f"{where}.states[{k}].transitions[{m}].wait_for",
@@ -178,7 +173,7 @@ def lint_scenario(scenario: Scenario, file: str) -> list[CheckIssue]:
         for wait in tr.wait_for
         if wait.kind == "apply"
     }
-    craft_bases = {fold(n) for tool in scenario.tools for s in tool.states for n in s.apply_to}
+    craft_bases = {fold_name(n) for tool in scenario.tools for s in tool.states for n in s.apply_to}
     for tool in scenario.tools:
         where = tool_where[tool.index]
         for k, state in enumerate(tool.states):
@@ -202,7 +197,7 @@ def lint_scenario(scenario: Scenario, file: str) -> list[CheckIssue]:
             for ingredient_name in state.wait_for:
                 ingredient = scenario.find_tool(ingredient_name)
                 if ingredient is not None and not any(
-                    fold(tool.name) in s.apply_to_keys for s in ingredient.states
+                    fold_name(tool.name) in s.apply_to_keys for s in ingredient.states
                 ):
                     report(
                         state.line,
@@ -213,7 +208,7 @@ def lint_scenario(scenario: Scenario, file: str) -> list[CheckIssue]:
         if (
             all(not s.apply_to for s in tool.states)
             and tool.index not in waited_for
-            and fold(tool.name) not in craft_bases
+            and fold_name(tool.name) not in craft_bases
             and all(not s.wait_for for s in tool.states)
         ):
             report(
@@ -265,7 +260,7 @@ def _accepts(scenario: Scenario, name: str, tool: int) -> bool:
             for wait in tr.wait_for
         )
     base = scenario.find_tool(name)
-    key = fold(scenario.tools[tool].name)
+    key = fold_name(scenario.tools[tool].name)
     return base is not None and any(key in state.wait_for_keys for state in base.states)
 
 

@@ -6,6 +6,7 @@ under `data/scenarios/`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -13,8 +14,21 @@ from typing import Annotated
 
 import typer
 
-from forkingpaths.benchmarks.escape.env import DEFAULT_MAX_STEPS, DEFAULT_MEANINGLESS_LIMIT
+from forkingpaths.benchmarks.escape.agreement import agreement_rows, render_agreement_table
+from forkingpaths.benchmarks.escape.benchmark import MUTATE_SCENARIOS
+from forkingpaths.benchmarks.escape.check import check_scenario
+from forkingpaths.benchmarks.escape.engine import EscapeGame
+from forkingpaths.benchmarks.escape.env import (
+    DEFAULT_ATTEMPTS,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MEANINGLESS_LIMIT,
+)
+from forkingpaths.benchmarks.escape.metadata import default_meta_path, load_meta
+from forkingpaths.benchmarks.escape.schema import load_scenario, read_text, resolve_scenario
 from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import RunOptions, RunSpec
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.runner.run import execute_run
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -28,8 +42,6 @@ def _escape() -> None:
 
 def _read_lines(source: Path) -> list[str]:
     """Non-blank lines of a file, or of stdin for `-`."""
-    from forkingpaths.benchmarks.escape.schema import read_text
-
     text = sys.stdin.read() if str(source) == "-" else read_text(source)
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -43,10 +55,6 @@ def check_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print issues as JSON")] = False,
 ) -> None:
     """Lint SCENARIO and replay its gold paths; exit 1 when there is any error."""
-    from forkingpaths.benchmarks.escape.check import check_scenario
-    from forkingpaths.benchmarks.escape.metadata import default_meta_path, load_meta
-    from forkingpaths.benchmarks.escape.schema import load_scenario, resolve_scenario
-
     path = resolve_scenario(scenario)
     if meta is not None and not meta.is_file():
         raise ConfigError(f"--meta: file {str(meta)!r} does not exist")
@@ -88,9 +96,6 @@ def replay_cmd(
     crafting: Annotated[str, typer.Option(help="ordered (MUTATE) | unordered")] = "ordered",
 ) -> None:
     """Play ACTIONS on SCENARIO and print one JSON object per step (stops at GAME END!)."""
-    from forkingpaths.benchmarks.escape.engine import EscapeGame
-    from forkingpaths.benchmarks.escape.schema import load_scenario, resolve_scenario
-
     if crafting not in CRAFTING:
         raise ConfigError(f"--crafting must be one of {', '.join(CRAFTING)}, got {crafting!r}")
     game = EscapeGame(load_scenario(resolve_scenario(scenario)), crafting=crafting)  # type: ignore[arg-type]
@@ -116,7 +121,9 @@ def replay_cmd(
 @app.command("play")
 def play_cmd(
     scenario: Annotated[str, typer.Argument(help="a shipped scenario name or a scenario YAML")],
-    attempts: Annotated[int, typer.Option(help="attempts (the paper's protocol: 4)")] = 4,
+    attempts: Annotated[
+        int, typer.Option(help="attempts (the paper's protocol: 4)")
+    ] = DEFAULT_ATTEMPTS,
     max_steps: Annotated[int, typer.Option(help="step budget per attempt")] = DEFAULT_MAX_STEPS,
     meaningless_limit: Annotated[
         int, typer.Option(help="consecutive meaningless steps that end an attempt")
@@ -126,14 +133,6 @@ def play_cmd(
     run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
 ) -> None:
     """Play SCENARIO yourself under the agents' protocol; recorded as a run (agent `human`)."""
-    import asyncio
-
-    from forkingpaths.benchmarks.escape.benchmark import MUTATE_SCENARIOS
-    from forkingpaths.benchmarks.escape.schema import resolve_scenario
-    from forkingpaths.core.records import RunOptions, RunSpec
-    from forkingpaths.core.registry import make_benchmark
-    from forkingpaths.runner.run import execute_run
-
     options: dict[str, object] = {
         "attempts": attempts,
         "max_steps": max_steps,
@@ -172,8 +171,6 @@ def agreement_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON rows")] = False,
 ) -> None:
     """Human-judge agreement per criterion and overall (Table 10): Pearson, Spearman, pairwise."""
-    from forkingpaths.benchmarks.escape.agreement import agreement_rows, render_agreement_table
-
     if not (run_dir / "episodes.jsonl").exists():
         raise ConfigError(f"{run_dir}: not a run directory (no episodes.jsonl)")
     rows, unmatched = agreement_rows(human_scores, run_dir)

@@ -16,30 +16,24 @@ does not exist, and canonical text spells only visible names as the scenario doe
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Literal
 
-from forkingpaths.benchmarks.escape.schema import Item, Scenario, Transition, fold, tidy
+from forkingpaths.benchmarks.escape.actions import (
+    USAGE,
+    ActionKind,
+    action_key,
+    call_key,
+    fold_name,
+    format_action,
+    head_kind,
+    parse_action,
+    tidy,
+)
+from forkingpaths.benchmarks.escape.schema import Item, Scenario, Transition
 from forkingpaths.core.errors import ConfigError
-
-ActionKind = Literal["click", "apply", "input", "craft", "move"]
-
-ARITY: Mapping[str, int] = MappingProxyType(
-    {"click": 1, "apply": 2, "input": 2, "craft": 2, "move": 1}
-)
-USAGE: Mapping[str, str] = MappingProxyType(
-    {
-        "click": "click(x)",
-        "apply": "apply(tool, item)",
-        "input": "input(text, item); quote a text that holds a comma",
-        "craft": "craft(base, ingredient)",
-        "move": "move(scene)",
-    }
-)
 
 BAG = -1
 """Tool location: in the agent's bag (a location >= 0 is a scene index)."""
@@ -61,123 +55,6 @@ BLOCKED = (
     "Try a different approach."
 )
 NOTHING = "Nothing happens."
-
-
-# ---- action text ----
-
-
-@dataclass(frozen=True)
-class ParsedAction:
-    """An action as the agent wrote it: kind and raw (trimmed, unquoted) arguments."""
-
-    kind: ActionKind
-    args: tuple[str, ...]
-
-
-_HEAD = re.compile(r"\s*(?:action\s*:\s*)?[`'\"]*\s*([A-Za-z_]+)\s*\(", re.IGNORECASE)
-_QUOTES = "'\"`"
-
-
-def parse_action(text: str) -> ParsedAction | None:
-    """`kind(a, b)` from agent text (optional `Action:`, surrounding backticks or quotes, any
-    spacing, quoted arguments; text after the closing parenthesis ignored); None when the text
-    is no action of the grammar or has the wrong number of arguments."""
-    if not isinstance(text, str):
-        return None
-    match = _HEAD.match(text)
-    if match is None:
-        return None
-    kind = match.group(1).lower()
-    arity = ARITY.get(kind)
-    if arity is None:
-        return None
-    args = _split_args(text, match.end())
-    if args is None or len(args) != arity:
-        return None
-    for i, arg in enumerate(args):
-        if kind == "input" and i == 0:
-            continue  # a typed string is matched exactly: inner spaces are kept
-        args[i] = tidy(arg)
-        if not args[i]:
-            return None
-    return ParsedAction(kind, tuple(args))  # type: ignore[arg-type]
-
-
-def _split_args(text: str, i: int) -> list[str] | None:
-    """Arguments after an opening parenthesis up to the matching closing one."""
-    n = len(text)
-    args: list[str] = []
-    while True:
-        while i < n and text[i].isspace():
-            i += 1
-        if i >= n:
-            return None
-        quote = text[i]
-        end = -1
-        if quote in _QUOTES:
-            j = i + 1
-            while True:
-                j = text.find(quote, j)
-                if j < 0:
-                    break
-                k = j + 1
-                while k < n and text[k].isspace():
-                    k += 1
-                if k < n and text[k] in ",)":
-                    end = k
-                    args.append(text[i + 1 : j].strip())
-                    break
-                j += 1
-        if end < 0:
-            depth = 0
-            j = i
-            while j < n:
-                ch = text[j]
-                if ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    if depth == 0:
-                        break
-                    depth -= 1
-                elif ch == "," and depth == 0:
-                    break
-                j += 1
-            if j >= n:
-                return None
-            args.append(text[i:j].strip())
-            end = j
-        if text[end] == ")":
-            return args
-        i = end + 1
-
-
-def _quote(value: str) -> str:
-    """An input string as canonical text writes it: quoted when it would not re-parse bare."""
-    if value and not any(ch in value for ch in ",()'\"`") and value == value.strip():
-        return value
-    return '"' + value + '"' if '"' not in value else "'" + value + "'"
-
-
-def format_action(kind: str, args: tuple[str, ...] | list[str]) -> str:
-    """`kind(a, b)`, the input string quoted where needed."""
-    if kind == "input":
-        return f"input({_quote(args[0])}, {args[1]})"
-    return f"{kind}({', '.join(args)})"
-
-
-def action_key(text: str) -> str | None:
-    """A comparison key for an action: canonical form with names lowercased (input strings
-    kept as typed, trimmed); None when `text` is no action."""
-    parsed = parse_action(text)
-    if parsed is None:
-        return None
-    return _key(parsed.kind, parsed.args)
-
-
-def _key(kind: str, args: tuple[str, ...] | list[str]) -> str:
-    if kind == "input":
-        return format_action(kind, (args[0].strip(), fold(args[1])))
-    return format_action(kind, tuple(fold(a) for a in args))
 
 
 # ---- results ----
@@ -221,8 +98,7 @@ def _unrecognised(action: object) -> str:
     """Feedback on text that is no action: the usage of the action it starts like, if any."""
     text = " ".join(str(action).split())
     shown_text = repr(text if len(text) <= 60 else text[:57] + "...")
-    head = _HEAD.match(text)
-    kind = head.group(1).lower() if head else ""
+    kind = head_kind(text)
     if kind in USAGE:
         return WRONG_ARITY.format(text=shown_text, usage=USAGE[kind])
     return UNRECOGNISED.format(text=shown_text)
@@ -348,12 +224,12 @@ class EscapeGame:
 
     def item_state(self, name: str) -> int | None:
         """Current state index of an item (None for an unknown name)."""
-        index = self._s.item_ids.get(fold(name))
+        index = self._s.item_ids.get(fold_name(name))
         return None if index is None else self._item_state[index]
 
     def tool_state(self, name: str) -> int | None:
         """Current state index of a tool (None for an unknown name)."""
-        index = self._s.tool_ids.get(fold(name))
+        index = self._s.tool_ids.get(fold_name(name))
         return None if index is None else self._tool_state[index]
 
     # ---- stepping ----
@@ -371,7 +247,7 @@ class EscapeGame:
             return _invalid(canonical, kind, "The game is over.")
         if forbidden:
             keys = {action_key(f) or f for f in forbidden}
-            if _key(kind, names) in keys:
+            if call_key(kind, names) in keys:
                 return ActionResult(canonical, kind, None, False, False, BLOCKED, forbidden=True)
         self._changed = False
         if kind == "click":
@@ -395,13 +271,13 @@ class EscapeGame:
             if kind == "input" and i == 0:
                 out.append(arg.strip())
                 continue
-            key = fold(arg)
+            key = fold_name(arg)
             name = None
             if kind == "move":
                 dest = s.move_ids[here].get(key, -1)
                 if dest >= 0 and self._scene_vis[dest]:
                     name = s.scenes[dest].name
-                elif key == fold(s.scenes[here].name):
+                elif key == fold_name(s.scenes[here].name):
                     name = s.scenes[here].name
             else:
                 item = self._item_in_view(key)
@@ -426,11 +302,11 @@ class EscapeGame:
 
     def _here_item(self, name: str) -> int:
         """Index of a visible, interactable item of the current scene, else -1."""
-        index = self._item_in_view(fold(name))
+        index = self._item_in_view(fold_name(name))
         return index if index >= 0 and self._item_int[index] else -1
 
     def _bag_tool(self, name: str) -> int:
-        index = self._s.tool_ids.get(fold(name), -1)
+        index = self._s.tool_ids.get(fold_name(name), -1)
         return index if index >= 0 and self._tool_loc[index] == BAG else -1
 
     def _click(self, canonical: str, name: str) -> ActionResult:
@@ -438,7 +314,7 @@ class EscapeGame:
         index = self._here_item(name)
         if index >= 0:
             return self._click_item(canonical, index)
-        tool = s.tool_ids.get(fold(name), -1)
+        tool = s.tool_ids.get(fold_name(name), -1)
         if tool >= 0 and self._tool_loc[tool] == self._scene and self._tool_vis[tool]:
             self._collect(tool)
             tool_name = s.tools[tool].name
@@ -461,7 +337,7 @@ class EscapeGame:
         item in view that is not interactable, a tool (to be crafted, not applied to), or
         nothing of that name here."""
         s = self._s
-        key = fold(name)
+        key = fold_name(name)
         index = self._item_in_view(key)
         if index >= 0:
             return _invalid(
@@ -535,7 +411,7 @@ class EscapeGame:
         item = s.items[index]
         t_state = t_def.states[self._tool_state[tool]]
         used = self._tool_applied[tool]
-        item_key = fold(item.name)
+        item_key = fold_name(item.name)
         slot = -1
         for k, key in enumerate(t_state.apply_to_keys):
             if key == item_key and not (used >> k) & 1:
@@ -622,7 +498,7 @@ class EscapeGame:
             return _invalid(canonical, "craft", f"{tidy(base_name)!r} is not in your bag.")
         ingredient = self._bag_tool(ingredient_name)
         if ingredient < 0:
-            item = self._item_in_view(fold(ingredient_name))
+            item = self._item_in_view(fold_name(ingredient_name))
             if item >= 0:
                 return _invalid(
                     canonical,
@@ -646,7 +522,7 @@ class EscapeGame:
         b_state = b_def.states[self._tool_state[base]]
         i_state = i_def.states[self._tool_state[ingredient]]
         waited, applied = self._tool_waited[base], self._tool_applied[ingredient]
-        i_key, b_key = fold(i_def.name), fold(b_def.name)
+        i_key, b_key = fold_name(i_def.name), fold_name(b_def.name)
         wait_slot = next(
             (
                 k
@@ -682,14 +558,14 @@ class EscapeGame:
 
     def _move(self, canonical: str, name: str) -> ActionResult:
         s = self._s
-        key = fold(name)
+        key = fold_name(name)
         dest = s.move_ids[self._scene].get(key, -1)
         if dest >= 0 and self._scene_vis[dest]:
             self._scene = dest
             return ActionResult(
                 canonical, "move", None, True, True, f"You move to {s.scenes[dest].name}."
             )
-        if dest < 0 and key == fold(s.scenes[self._scene].name):
+        if dest < 0 and key == fold_name(s.scenes[self._scene].name):
             return _invalid(canonical, "move", f"You are already in {s.scenes[self._scene].name}.")
         valid = ", ".join(self.valid_scene_names()) or "(none)"
         return _invalid(
@@ -880,7 +756,7 @@ class EscapeGame:
         """Shortest list of canonical moves to `scene` through visible scenes; [] when there,
         None when unreachable or unknown."""
         s = self._s
-        goal = s.scene_ids.get(fold(scene))
+        goal = s.scene_ids.get(fold_name(scene))
         if goal is None or (not self._scene_vis[goal] and goal != self._scene):
             return None
         start = self._scene
@@ -906,7 +782,7 @@ class EscapeGame:
     def locate(self, name: str) -> str | None:
         """Scene of a visible item, or of a visible tool lying on the floor; else None."""
         s = self._s
-        key = fold(name)
+        key = fold_name(name)
         index = s.item_ids.get(key)
         if index is not None and self._item_vis[index]:
             return s.scenes[s.items[index].scene].name

@@ -1,15 +1,16 @@
-"""One MUTATE attempt as an Env: step budget, meaningless-action stop, forbidden finish actions."""
+"""A MUTATE scenario as an Env: four attempts, forbidden finish actions, budgets (§3.3)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from forkingpaths.benchmarks.escape.engine import BLOCKED, ActionResult, EscapeGame, action_key
+from forkingpaths.benchmarks.escape.actions import action_key
+from forkingpaths.benchmarks.escape.engine import BLOCKED, ActionResult, EscapeGame
 from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
+from forkingpaths.benchmarks.escape.metrics import JUDGED_KINDS
 from forkingpaths.benchmarks.escape.observation import WORKING_MEMORY, render_observation
 from forkingpaths.core.env import Env, Observation, Step
-from forkingpaths.core.errors import ResetNeeded
 
 DEFAULT_ATTEMPTS = 4
 """Attempts per scenario (§3.3)."""
@@ -23,34 +24,72 @@ HISTORY_ACTION_CHARS = 200
 pages of text to an action; the next ten prompts should not carry them)."""
 DEFAULT_MEANINGLESS_LIMIT = 20
 """Consecutive meaningless steps that end an attempt (§3.3)."""
-JUDGED_KINDS = frozenset({"apply", "craft", "input"})
-"""Action kinds Metric 2 scores when they do not complete a path (§3.1)."""
+
+
+@dataclass(frozen=True)
+class AttemptEnd:
+    """How an attempt that another one follows ended, as of the step that ended it."""
+
+    observation: Observation
+    """The attempt's last view (what the step's feedback shows)."""
+    terminated: bool
+    """The attempt reached `GAME END!`."""
+    truncated: bool
+    """It stopped at its step budget or after too many meaningless steps."""
 
 
 class EscapeEnv(Env):
-    """One attempt of a MUTATE scenario (mutate-redna.txt §3.1, §3.3, Prompts 2-3).
+    """A MUTATE scenario played under the paper's protocol (mutate-redna.txt §3.1, §3.3,
+    Prompts 2-3).
 
-    Rules:
-    - The game restarts from `initial` (a snapshot of the scenario's start) at every reset.
-    - `forbidden` finish actions (those of paths found in earlier attempts) are listed in the
-      prompt (Prompt 3) and refused by the engine with feedback, changing nothing.
-    - A path is discovered when its finish action succeeds with its phase's marker in the reward
-      (`CHECKPOINT!` for phase 1 of two-phase scenarios, `GAME END!` for the last phase); an
-      attempt credits at most one path per phase, the first one completed in it.
-    - A forbidden finish action is refused only when it would complete its path (the env plays
-      it on the game and puts the snapshot back when it carries the phase marker), so the item it
-      targets can still be examined or worked on otherwise.
-    - The attempt ends (terminated) at `GAME END!`; it is truncated at `max_steps` steps, or after
-      `meaningless_limit` consecutive meaningless steps (§3.3: the agent "repeats meaningless
-      actions"). A step is meaningless when the action is invalid (unparsable, names nothing
-      present, refused), or when it changes nothing in the world (item, tool and scene states,
-      visibility, the bag; the agent's position excluded), enters no scene not yet visited in this
-      attempt, returns a response already returned in this attempt, and repeats an action already
-      taken since the world last changed: no state change and nothing new learned. A first try
-      of an action is never meaningless, even when it fails like others before it.
-    - The observation shows the last `WORKING_MEMORY` (10) steps of history.
+    ## Description
 
-    Version history: v1 (escape-v1) as above.
+    One episode is one scenario played `attempts` (4) times; every attempt seeks a different
+    gold path, the finish actions of paths already found being forbidden.
+
+    ## Rules
+
+    - Every attempt restarts the game from the scenario's start.
+    - A path is discovered when its finish action succeeds with its phase's marker in the
+      reward (`CHECKPOINT!` for phase 1 of two-phase scenarios, `GAME END!` for the last
+      phase); an attempt credits at most one path per phase, the first one completed in it.
+    - The finish actions of the paths discovered in earlier attempts are forbidden: listed in
+      the prompt (Prompt 3), and refused with feedback, changing nothing, when they would
+      complete their path (the env plays the action on the game and puts the snapshot back when
+      it carries the phase marker), so the item one targets can still be examined or worked on
+      otherwise.
+    - An attempt ends at `GAME END!`, at `max_steps` (50) steps, or after `meaningless_limit`
+      (20) consecutive meaningless steps (§3.3: the agent "repeats meaningless actions"). A step
+      is meaningless when the action is invalid (unparsable, names nothing present, refused), or
+      when it changes nothing in the world (item, tool and scene states, visibility, the bag;
+      the agent's position excluded), enters no scene not yet visited in this attempt, returns a
+      response already returned in this attempt, and repeats an action already taken since the
+      world last changed: no state change and nothing new learned. A first try of an action is
+      never meaningless, even when it fails like others before it.
+    - The observation shows the last `WORKING_MEMORY` (10) steps of history of the attempt.
+
+    ## Episode end
+
+    The step that ends an attempt other than the last comes back neither terminated nor
+    truncated, its observation the first of the next attempt (`data["attempt"]` one higher);
+    `attempt_end` then holds the ended attempt's last view and how it ended, which
+    `EscapeBenchmark.step_hook` records as that step's feedback and end flags. The step that
+    ends the last attempt ends the episode: terminated at `GAME END!`, truncated otherwise, with
+    the episode's outcome in `observation.data["outcome"]`: `scenario`, `paths_found` (in order
+    of discovery), `paths_total`, `escapes` and `attempts` (one `{attempt, paths, checkpoints,
+    game_end, stop, steps, meaningless, invalid}` per attempt).
+
+    ## Info
+
+    Every step: `attempt`, `t` (1-based within the attempt), `canonical`, `kind`, `target`,
+    `success`, `changed`, `meaningless`, `forbidden`, `checkpoint`, `game_end`, `path` (the path
+    completed, or None), `phase`, `response`, `scene`, `bag`; `stop` on the step that ends an
+    attempt; for an apply/craft/input that completes no path, what Metric 2's judge reads
+    besides the step (`scene_description`, `bag_before`, `history`).
+
+    ## Version History
+
+    - v1 (escape-v1): as above.
     """
 
     def __init__(
@@ -58,26 +97,35 @@ class EscapeEnv(Env):
         game: EscapeGame,
         meta: ScenarioMeta | None,
         *,
-        initial: Any,
-        attempt: int = 0,
-        forbidden: Sequence[str] = (),
+        attempts: int = DEFAULT_ATTEMPTS,
         max_steps: int = DEFAULT_MAX_STEPS,
         meaningless_limit: int = DEFAULT_MEANINGLESS_LIMIT,
     ) -> None:
         self.game = game
         self.meta = meta
-        self.initial = initial
-        self.attempt = attempt
-        self.forbidden = list(forbidden)
-        self._forbidden_keys = frozenset(k for k in map(action_key, self.forbidden) if k)
+        self.initial = game.snapshot()
+        self.attempts = attempts
         self.max_steps = max_steps
         self.meaningless_limit = meaningless_limit
-        self._ready = False
+        self.attempt_end: AttemptEnd | None = None
+        """Set by the step that ended an attempt another one follows (None after other steps)."""
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> Observation:
+        self.attempt = 0
+        self.found: list[str] = []
+        """Paths discovered so far, in order."""
+        self.forbidden: list[str] = []
+        """Finish actions of the paths discovered in earlier attempts."""
+        self.attempt_outcomes: list[dict[str, Any]] = []
+        self.attempt_end = None
+        self._start_attempt()
+        return self._observe(None)
+
+    def _start_attempt(self) -> None:
         self.game.restore(self.initial)
+        self._forbidden_keys = frozenset(k for k in map(action_key, self.forbidden) if k)
         self.t = 0
         self.history: list[dict[str, Any]] = []
         self.responses: set[str] = set()
@@ -91,12 +139,9 @@ class EscapeEnv(Env):
         self.paths: list[str] = []
         self.checkpoints = 0
         self.stop: str | None = None
-        self._ready = True
-        return self._observe(None)
 
     def step(self, action: str) -> Step:
-        if not self._ready or self.stop is not None:
-            raise ResetNeeded("EscapeEnv.step called before reset() or after the attempt ended")
+        self.attempt_end = None
         before = self._context()
         fingerprint = self.game.fingerprint()
         result = self._play(action)
@@ -124,14 +169,12 @@ class EscapeEnv(Env):
         if len(shown) > HISTORY_ACTION_CHARS:
             shown = shown[:HISTORY_ACTION_CHARS] + "..."
         self.history.append({"step": self.t, "action": shown, "response": result.response})
-        terminated = result.game_end
-        truncated = False
-        if terminated:
+        if result.game_end:
             self.stop = "goal"
         elif self.t >= self.max_steps:
-            self.stop, truncated = "budget", True
+            self.stop = "budget"
         elif self.meaningless_run >= self.meaningless_limit:
-            self.stop, truncated = "meaningless", True
+            self.stop = "meaningless"
         info: dict[str, Any] = {
             "valid": result.valid,
             "attempt": self.attempt,
@@ -157,7 +200,29 @@ class EscapeEnv(Env):
         if self.stop is not None:
             info["stop"] = self.stop
         reward = 0.0 if path is None else 1.0
-        return Step(self._observe(result), reward, terminated, truncated, info)
+        if self.stop is None:
+            return Step(self._observe(result), reward, False, False, info)
+        return self._end_attempt(result, reward, info)
+
+    def _end_attempt(self, result: ActionResult, reward: float, info: dict[str, Any]) -> Step:
+        """Close the attempt: record its outcome, forbid the finish actions of the paths it
+        found, and start the next attempt (or end the episode after the last one)."""
+        view = self._observe(result)  # as the attempt saw it, before its paths are forbidden
+        outcome = self._attempt_outcome()
+        self.attempt_outcomes.append(outcome)
+        if self.meta is not None:
+            for path_id in outcome["paths"]:
+                if path_id not in self.found:
+                    self.found.append(path_id)
+                    self.forbidden += [p.finish for p in self.meta.paths if p.id == path_id]
+        terminated = self.stop == "goal"
+        if self.attempt + 1 >= self.attempts:
+            last = Observation(view.text, {**view.data, "outcome": self.outcome()})
+            return Step(last, reward, terminated, not terminated, info)
+        self.attempt_end = AttemptEnd(view, terminated, not terminated)
+        self.attempt += 1
+        self._start_attempt()
+        return Step(self._observe(None), reward, False, False, info)
 
     def _play(self, action: str) -> ActionResult:
         """One engine step; a forbidden finish action that would complete its path is undone
@@ -228,12 +293,10 @@ class EscapeEnv(Env):
                 "collected": list(last.collected),
             },
         }
-        if self.stop is not None:
-            data["outcome"] = self.outcome()
         return Observation(render_observation(data), data)
 
-    def outcome(self) -> dict[str, Any]:
-        """How the attempt ended."""
+    def _attempt_outcome(self) -> dict[str, Any]:
+        """How the current attempt ended."""
         return {
             "attempt": self.attempt,
             "paths": list(self.paths),
@@ -243,4 +306,14 @@ class EscapeEnv(Env):
             "steps": self.t,
             "meaningless": self.n_meaningless,
             "invalid": self.n_invalid,
+        }
+
+    def outcome(self) -> dict[str, Any]:
+        """The episode so far: paths found, paths there are, escapes and the ended attempts."""
+        return {
+            "scenario": self.game.scenario.id,
+            "paths_found": list(self.found),
+            "paths_total": [p.id for p in self.meta.paths] if self.meta else [],
+            "escapes": sum(a["game_end"] for a in self.attempt_outcomes),
+            "attempts": list(self.attempt_outcomes),
         }

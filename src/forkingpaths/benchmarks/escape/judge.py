@@ -17,19 +17,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from forkingpaths.benchmarks.escape import judge_prompts as prompts
-from forkingpaths.core.chat import Message, ModelParams
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.core.records import ModelCallRecord
+from forkingpaths.core.records import ModelCallRecord, StepRecord
 from forkingpaths.models.text import json_values
-
-if TYPE_CHECKING:
-    from forkingpaths.core.chat import ChatModel
-    from forkingpaths.core.records import StepRecord
 
 CRITERIA = ("originality", "elaboration", "groundedness")
 """The three Metric 2 criteria, in the paper's order."""
@@ -97,7 +93,6 @@ class JudgeVerdict:
 
 # ---- reading a reply ----
 
-_FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 
 
@@ -147,7 +142,19 @@ def _criteria_object(value: Any, criteria: Sequence[str]) -> Mapping[str, Any] |
 
 
 def read_scores(text: str, criteria: Sequence[str] = CRITERIA) -> tuple[dict[str, int] | None, str]:
-    """(scores, "") or (None, why not): `parse_scores` with the reason kept."""
+    """The judge's scores in a reply as (scores, ""), or (None, why the reply is not a score).
+
+    Accepted: a JSON object anywhere in the reply (also inside a ``` fence, also nested one level
+    down as in `{"scores": {...}}`) whose keys include every criterion, case-insensitively, each
+    a whole number 1-5 (or `{"score": n}`); otherwise lines such as `Originality: 4`,
+    `**Elaboration** = 3` or `- Groundedness: 5/5`, one per criterion. Anything else (a missing
+    criterion, 0 or 6, 3.5, "4" as a string, prose) is not a score.
+
+    >>> read_scores('{"originality": 4, "elaboration": 2, "groundedness": 5}')
+    ({'originality': 4, 'elaboration': 2, 'groundedness': 5}, '')
+    >>> read_scores("Originality: 4\\nElaboration: 2\\nGroundedness: 9")
+    (None, 'groundedness: 9 is outside 1-5')
+    """
     for value in json_values(text):
         obj = _criteria_object(value, criteria)
         if obj is not None:
@@ -176,23 +183,6 @@ def read_scores(text: str, criteria: Sequence[str] = CRITERIA) -> tuple[dict[str
             return None, reason
         scores[criterion] = score
     return scores, ""
-
-
-def parse_scores(text: str, criteria: Sequence[str] = CRITERIA) -> dict[str, int] | None:
-    """The judge's scores in a reply, or None when the reply is not a score.
-
-    Accepted: a JSON object anywhere in the reply (also inside a ``` fence, also nested one level
-    down as in `{"scores": {...}}`) whose keys include every criterion, case-insensitively, each
-    a whole number 1-5 (or `{"score": n}`); otherwise lines such as `Originality: 4`,
-    `**Elaboration** = 3` or `- Groundedness: 5/5`, one per criterion. Anything else (a missing
-    criterion, 0 or 6, 3.5, "4" as a string, prose) is not a score.
-
-    >>> parse_scores('{"originality": 4, "elaboration": 2, "groundedness": 5}')
-    {'originality': 4, 'elaboration': 2, 'groundedness': 5}
-    >>> parse_scores("Originality: 4\\nElaboration: 2\\nGroundedness: 9") is None
-    True
-    """
-    return read_scores(text, criteria)[0]
 
 
 # ---- asking ----
@@ -356,36 +346,3 @@ def _history_from_text(text: str) -> list[dict[str, Any]]:
                 joined = f"{current['response']} {line.strip()}".strip()
                 current["response"] = joined
     return entries
-
-
-# ---- summary ----
-
-
-def summarize_momentum(
-    verdicts: Iterable[JudgeVerdict | Mapping[str, Any]],
-) -> dict[str, Any]:
-    """Mean score per criterion over the scored items (None when none was scored), the number
-    scored (`n_scored`) and the number missing (`n_missing`).
-
-    Takes verdicts or their stored form (`JudgeVerdict.as_info()`, as found in
-    `StepRecord.info["judge"]`), so metrics can be recomputed from records.
-    """
-    sums = dict.fromkeys(CRITERIA, 0)
-    scored = missing = 0
-    for verdict in verdicts:
-        scores = verdict.scores if isinstance(verdict, JudgeVerdict) else _stored(verdict)
-        if scores is None:
-            missing += 1
-            continue
-        scored += 1
-        for criterion in CRITERIA:
-            sums[criterion] += scores[criterion]
-    means = {c: (sums[c] / scored if scored else None) for c in CRITERIA}
-    return {**means, "n_scored": scored, "n_missing": missing}
-
-
-def _stored(entry: Mapping[str, Any]) -> dict[str, int] | None:
-    if "missing" in entry:
-        return None
-    scores, _ = scores_from_object(entry)
-    return scores

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from forkingpaths.benchmarks.escape.engine import ActionResult, EscapeGame, action_key
+from forkingpaths.benchmarks.escape.actions import action_key
+from forkingpaths.benchmarks.escape.engine import ActionResult, EscapeGame
 from forkingpaths.benchmarks.escape.schema import YamlNode, compose_yaml, read_text
 from forkingpaths.core.errors import ConfigError, shown
 

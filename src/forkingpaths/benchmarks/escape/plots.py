@@ -12,6 +12,7 @@ PATH_SLOTS = ("A", "B", "C1", "C2")
 
 def path_table_plot(records: list[EpisodeRecord], out_dir: Path) -> PlotArtifact | None:
     """Filled cell = path discovered in the scenario (any run); rows in record order."""
+    # Deferred: matplotlib is heavy and only reports draw figures.
     from matplotlib.figure import Figure
 
     rows: dict[str, set[str]] = {}
@@ -51,7 +52,7 @@ def path_table_plot(records: list[EpisodeRecord], out_dir: Path) -> PlotArtifact
 
 
 def _cell(x: int, y: int, colour: str, label: str, ax: object):  # type: ignore[no-untyped-def]
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Rectangle  # deferred with Figure above: matplotlib is heavy
 
     ax.text(x, y, label, ha="center", va="center", fontsize=8)  # type: ignore[attr-defined]
     return Rectangle((x - 0.45, y - 0.4), 0.9, 0.8, facecolor=colour, edgecolor="#999999")

@@ -18,6 +18,7 @@ from typing import Literal, NoReturn
 
 import yaml
 
+from forkingpaths.benchmarks.escape.actions import fold_name, tidy
 from forkingpaths.core.errors import ConfigError, InvalidFile, NameNotFound, shown
 
 WAIT_KINDS = ("click", "apply", "input")
@@ -42,16 +43,6 @@ TOOL_STATE_KEYS = ("desc", "apply_to", "wait_for")
 TRIGGER_OPS = ("change_state", "change_visible", "change_interact", "become_tool")
 
 ObjectKind = Literal["scene", "item", "tool"]
-
-
-def fold(name: str) -> str:
-    """The key names are compared by: trimmed, inner whitespace runs folded, lowercased."""
-    return " ".join(name.split()).lower()
-
-
-def tidy(name: str) -> str:
-    """A name as shown: trimmed, inner whitespace runs folded, case kept."""
-    return " ".join(name.split())
 
 
 class ScenarioError(InvalidFile):
@@ -197,28 +188,28 @@ class Scenario:
     def __post_init__(self) -> None:
         items = tuple(item for scene in self.scenes for item in scene.items)
         tools = tuple(tool for scene in self.scenes for tool in scene.tools)
-        scene_ids = {fold(s.name): s.index for s in self.scenes}
+        scene_ids = {fold_name(s.name): s.index for s in self.scenes}
         neighbours = []
         move_ids = []
         for scene in self.scenes:
             pairs = tuple(
-                (label, scene_ids[fold(dest)])
+                (label, scene_ids[fold_name(dest)])
                 for label, dest in scene.relations
-                if fold(dest) in scene_ids
+                if fold_name(dest) in scene_ids
             )
             moves: dict[str, int] = {}
             for _label, dest in pairs:
-                moves.setdefault(fold(self.scenes[dest].name), dest)
+                moves.setdefault(fold_name(self.scenes[dest].name), dest)
             for label, dest in pairs:  # a label wins over a scene name spelt the same
-                moves[fold(label)] = dest
+                moves[fold_name(label)] = dest
             neighbours.append(pairs)
             move_ids.append(moves)
         setattr_ = object.__setattr__
         setattr_(self, "items", items)
         setattr_(self, "tools", tools)
         setattr_(self, "scene_ids", scene_ids)
-        setattr_(self, "item_ids", {fold(i.name): i.index for i in items})
-        setattr_(self, "tool_ids", {fold(t.name): t.index for t in tools})
+        setattr_(self, "item_ids", {fold_name(i.name): i.index for i in items})
+        setattr_(self, "tool_ids", {fold_name(t.name): t.index for t in tools})
         setattr_(self, "neighbours", tuple(neighbours))
         setattr_(self, "move_ids", tuple(move_ids))
         setattr_(
@@ -228,15 +219,15 @@ class Scenario:
         )
 
     def find_scene(self, name: str) -> Scene | None:
-        index = self.scene_ids.get(fold(name))
+        index = self.scene_ids.get(fold_name(name))
         return None if index is None else self.scenes[index]
 
     def find_item(self, name: str) -> Item | None:
-        index = self.item_ids.get(fold(name))
+        index = self.item_ids.get(fold_name(name))
         return None if index is None else self.items[index]
 
     def find_tool(self, name: str) -> Tool | None:
-        index = self.tool_ids.get(fold(name))
+        index = self.tool_ids.get(fold_name(name))
         return None if index is None else self.tools[index]
 
 
@@ -541,12 +532,12 @@ def _build(root: YamlNode, scenario_id: str, origin: Path | None) -> Scenario:
             for key_node, value_node in rel_src.node.value:
                 key = YamlNode(root.file, key_node, rel_src.path)
                 label = key.ident("a move label")
-                if fold(label) in labels:
+                if fold_name(label) in labels:
                     key.fail(f"duplicate move label {label!r} (labels match case-insensitively)")
-                labels.add(fold(label))
+                labels.add(fold_name(label))
                 dest_src = YamlNode(root.file, value_node, f"{rel_src.path}.{label}")
                 dest = dest_src.name("a destination scene")
-                if fold(dest) not in names.scenes:
+                if fold_name(dest) not in names.scenes:
                     dest_src.fail(f"unknown scene {dest!r}")
                 relations.append((label, dest))
         items = []
@@ -597,7 +588,7 @@ def _index_names(scene_srcs: list[YamlNode]) -> _Names:
     where_named: dict[str, YamlNode] = {}
     for s_index, src in enumerate(scene_srcs):
         name_src = src.require("name", "a scene")
-        key = fold(name_src.ident("the scene name"))
+        key = fold_name(name_src.ident("the scene name"))
         if key in names.scenes:
             name_src.fail(f"duplicate scene name {name_src.name('')!r}")
         names.scenes[key] = s_index
@@ -607,7 +598,7 @@ def _index_names(scene_srcs: list[YamlNode]) -> _Names:
             body.mapping("`item`", ITEM_KEYS)
             n_src = body.require("name", "an item")
             name = n_src.ident("the item name")
-            key = fold(name)
+            key = fold_name(name)
             if key in names.items:
                 n_src.fail(f"duplicate item name {name!r} (first at line {where_named[key].line})")
             names.items[key] = len(names.item_names)
@@ -622,7 +613,7 @@ def _index_names(scene_srcs: list[YamlNode]) -> _Names:
             body.mapping("`tool`", TOOL_KEYS)
             n_src = body.require("name", "a tool")
             name = n_src.ident("the tool name")
-            key = fold(name)
+            key = fold_name(name)
             if key in names.tools:
                 first = where_named["tool:" + key].line
                 n_src.fail(f"duplicate tool name {name!r} (first at line {first})")
@@ -702,7 +693,7 @@ def _wait(src: YamlNode, parts: list[str], names: _Names) -> WaitFor:
     if keyword == "apply":
         if len(parts) != 2 or not parts[1]:
             src.fail(f"`apply` takes one tool name, got {len(parts) - 1} arguments")
-        tool = names.tools.get(fold(parts[1]))
+        tool = names.tools.get(fold_name(parts[1]))
         if tool is None:
             src.fail(f"unknown tool {parts[1]!r}")
         return WaitFor("apply", names.tool_names[tool], tool, line=src.line)
@@ -737,7 +728,7 @@ def _trigger(
     if op == "become_tool":
         if len(args) != 1 or not args[0]:
             src.fail(f"become_tool takes one tool name, got {len(args)} arguments")
-        tool = names.tools.get(fold(args[0]))
+        tool = names.tools.get(fold_name(args[0]))
         if tool is None:
             src.fail(f"unknown tool {args[0]!r}")
         if names.tool_scene[tool] != scene:
@@ -756,7 +747,7 @@ def _trigger(
             src.fail(f"{op} acts on {'|'.join(kinds)}, got {shown(args[0])}")
         kind = args[0].lower()  # type: ignore[assignment]
         table = {"scene": names.scenes, "item": names.items, "tool": names.tools}[kind]
-        found = table.get(fold(args[1]))
+        found = table.get(fold_name(args[1]))
         if found is None:
             src.fail(f"unknown {kind} {args[1]!r}")
         index, explicit, raw = found, True, args[2]
@@ -796,8 +787,8 @@ def _build_tool(entry: YamlNode, names: _Names, scene: int, index: int) -> Tool:
                 desc=_opt_text(s_src, "desc") or "",
                 apply_to=apply_to,
                 wait_for=wait_for,
-                apply_to_keys=tuple(fold(n) for n in apply_to),
-                wait_for_keys=tuple(fold(n) for n in wait_for),
+                apply_to_keys=tuple(fold_name(n) for n in apply_to),
+                wait_for_keys=tuple(fold_name(n) for n in wait_for),
                 line=s_src.line,
             )
         )
@@ -821,10 +812,10 @@ def _tool_refs(state: YamlNode, key: str, names: _Names, *, items_too: bool) -> 
     out = []
     for ref in refs:
         name = ref.name(f"an entry of `{key}`")
-        if fold(name) in names.tools:
-            out.append(names.tool_names[names.tools[fold(name)]])
-        elif items_too and fold(name) in names.items:
-            out.append(names.item_names[names.items[fold(name)]])
+        if fold_name(name) in names.tools:
+            out.append(names.tool_names[names.tools[fold_name(name)]])
+        elif items_too and fold_name(name) in names.items:
+            out.append(names.item_names[names.items[fold_name(name)]])
         else:
             ref.fail(f"unknown {'item or tool' if items_too else 'tool'} {name!r}")
     return out

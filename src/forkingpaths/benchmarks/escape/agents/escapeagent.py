@@ -8,16 +8,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from forkingpaths.benchmarks.escape.actions import ActionCall, find_calls, fold_name, parse_action
 from forkingpaths.benchmarks.escape.agents import escapeagent_prompts as prompts
-from forkingpaths.benchmarks.escape.agents.parsing import (
-    ActionCall,
-    bag_lines,
-    find_calls,
-    fold_name,
-    read_call,
-)
-from forkingpaths.benchmarks.escape.agents.react import ReActAgent, require_model
-from forkingpaths.core.agent import Decision
+from forkingpaths.benchmarks.escape.agents.attempts import AttemptAgent
+from forkingpaths.benchmarks.escape.agents.parsing import bag_lines
+from forkingpaths.benchmarks.escape.agents.react import ReActAgent
+from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message
 from forkingpaths.core.env import Observation
@@ -111,7 +107,7 @@ def parse_candidates(text: str, kinds: tuple[str, ...]) -> list[Candidate]:
     return out
 
 
-class EscapeAgent:
+class EscapeAgent(AttemptAgent):
     """The Base policy plus EscapeAgent's reflection and forethought modules (App. D.3).
 
     Each step, in order:
@@ -153,8 +149,8 @@ class EscapeAgent:
        empty, the Base policy decides, with Prompt 4 (free exploration) appended to its user
        turn.
 
-    The task list, the queue, the map and the executed set belong to one attempt: `reset`
-    clears them.
+    The task list, the queue, the map and the executed set belong to one attempt:
+    `start_attempt` clears them.
     """
 
     def __init__(self, model: ChatModel) -> None:
@@ -171,8 +167,8 @@ class EscapeAgent:
         self._items_before: set[str] | None = None
         """Folded item names of the previous observation (None at an attempt's start)."""
 
-    def reset(self, instance: Instance, seed: int) -> None:
-        self.base.reset(instance, seed)
+    def start_attempt(self, instance: Instance, seed: int) -> None:
+        self.base.start_attempt(instance, seed)
         self.tasks = []
         self.queue = deque()
         self.scene_moves = {}
@@ -181,6 +177,7 @@ class EscapeAgent:
         self._items_before = None
 
     async def act(self, observation: Observation) -> Decision:
+        self.follow_attempt(observation)
         data = observation.data
         calls: list[ModelCallRecord] = []
         last = data.get("last")
@@ -284,7 +281,7 @@ class EscapeAgent:
         holds its item, or None (drop it: unknown names, forbidden, or already tried since the
         world last changed)."""
         here = str(data.get("scene", ""))
-        forbidden = {c.key for f in data.get("forbidden", []) if (c := read_call(str(f)))}
+        forbidden = {c.key for f in data.get("forbidden", []) if (c := parse_action(str(f)))}
         if call.key in forbidden or call.key in self.executed:
             return None
         if is_valid_candidate(call, data):
@@ -442,7 +439,7 @@ def is_valid_candidate(call: ActionCall, data: Mapping[str, Any]) -> bool:
     items = {fold_name(str(n)) for n in data.get("items", [])}
     lying = {fold_name(str(n)) for n in data.get("scene_tools", [])}
     bag = _bag(data)
-    forbidden = {c.key for f in data.get("forbidden", []) if (c := read_call(str(f)))}
+    forbidden = {c.key for f in data.get("forbidden", []) if (c := parse_action(str(f)))}
     if call.key in forbidden:
         return False
     args = [fold_name(a) for a in call.args]
@@ -465,7 +462,7 @@ def _bag(data: Mapping[str, Any]) -> set[str]:
 
 def _action_key(last: Mapping[str, Any]) -> str | None:
     """The comparison key of the step `last` (canonical text when the env gave one)."""
-    call = read_call(str(last.get("canonical") or last.get("action") or ""))
+    call = parse_action(str(last.get("canonical") or last.get("action") or ""))
     return call.key if call is not None else None
 
 

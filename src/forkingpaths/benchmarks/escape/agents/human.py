@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.rule import Rule
 
 from forkingpaths.core.agent import Decision
-from forkingpaths.core.benchmark import Benchmark, Instance
-from forkingpaths.core.chat import ChatModel
+from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.env import Observation
-from forkingpaths.core.errors import ConfigError, ForkingPathsError
+from forkingpaths.core.human import InputFn, human_factory, read_line
 
 PROMPT = "action> "
 HINTS = (
@@ -23,17 +21,11 @@ HINTS = (
 )
 
 
-class HumanInputEnded(ForkingPathsError):
-    """The person closed the input (end of file) before the scenario ended."""
-
-
 class HumanAgent:
     """Shows each observation (the same text a model reads, Prompt 2) and sends what the person
     types as the action; `action -- reason` records the reason as the step's Thought."""
 
-    def __init__(
-        self, input_fn: Callable[[str], str] | None = None, console: Console | None = None
-    ) -> None:
+    def __init__(self, input_fn: InputFn | None = None, console: Console | None = None) -> None:
         self.input_fn = input_fn or input
         self.console = console or Console()
         self.instance_id = ""
@@ -49,26 +41,12 @@ class HumanAgent:
         self.console.print(Rule(f"step {observation.data.get('step')}", style="dim"))
         self.console.print(observation.text, markup=False, highlight=False)
         # input() blocks; a thread keeps the event loop running.
-        line = await asyncio.to_thread(self._read)
+        line = await asyncio.to_thread(read_line, self.input_fn, PROMPT, "the scenario")
         action, _, thought = line.partition(" -- ")
         return Decision(action=action.strip(), thought=thought.strip())
-
-    def _read(self) -> str:
-        try:
-            return self.input_fn(PROMPT)
-        except (EOFError, StopIteration):
-            raise HumanInputEnded("input ended before the scenario did") from None
 
     def state(self) -> dict[str, Any]:
         return {}
 
 
-def make_human(
-    benchmark: Benchmark | None = None,
-    model: ChatModel | None = None,
-    input_fn: Callable[[str], str] | None = None,
-) -> HumanAgent:
-    """Factory of the `human` agent; `input_fn(prompt) -> line` replaces `input` (tests)."""
-    if input_fn is not None and not callable(input_fn):
-        raise ConfigError(f"input_fn: got {input_fn!r}; allowed values: a callable or none")
-    return HumanAgent(input_fn=input_fn)
+make_human = human_factory(HumanAgent)

@@ -1,12 +1,10 @@
-"""Reading escape agents' model replies: the Thought/Action pair, action calls and name folding."""
+"""Reading escape agents' model replies (the Thought/Action pair) and the env's bag block; actions
+themselves are read by the one grammar, `escape.actions`."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-ACTION_KINDS: tuple[str, ...] = ("click", "apply", "input", "craft", "move")
-"""The five actions of the escape engine (§3.2)."""
 
 # A `Thought:` or `Action:` label at the start of a line, tolerating markdown around it
 # (`**Action:**`, `- Action:`, `> Thought:`, `### Action:`, `` `Action:` ``).
@@ -96,93 +94,3 @@ def bag_lines(block: str) -> str:
     if lines and (match := _BAG_HEADING.match(lines[0])):
         lines = [match.group(1), *lines[1:]] if match.group(1).strip() else lines[1:]
     return "\n".join(lines)
-
-
-def fold_name(name: str) -> str:
-    """A name as the engine matches it: case-insensitive, trimmed, inner whitespace folded."""
-    return " ".join(name.split()).casefold()
-
-
-@dataclass(frozen=True)
-class ActionCall:
-    """One action call read from text: its kind, its arguments, and the text it spans."""
-
-    kind: str
-    args: tuple[str, ...]
-    text: str
-    start: int
-    """Offset of the call's first character in the text it was read from."""
-
-    @property
-    def key(self) -> str:
-        """Canonical comparison key: names folded, an input string kept as written."""
-        args = [
-            arg.strip() if self.kind == "input" and i == 0 else fold_name(arg)
-            for i, arg in enumerate(self.args)
-        ]
-        return f"{self.kind}({', '.join(args)})"
-
-
-def _scan_args(text: str, start: int) -> tuple[int, tuple[str, ...]]:
-    """(index of the closing parenthesis or -1, arguments) of a call whose `(` ends at `start`.
-
-    Arguments split on commas; a quote opens only at an argument's start (so a name such as
-    `driver's licence` needs no quoting) and makes commas and parentheses inside it literal.
-    """
-    args: list[str] = []
-    current: list[str] = []
-    quote, depth = "", 0
-    for i in range(start, len(text)):
-        char = text[i]
-        if quote:
-            if char == quote:
-                quote = ""
-            else:
-                current.append(char)
-        elif char in "'\"" and not "".join(current).strip():
-            current, quote = [], char
-        elif char == "(":
-            depth += 1
-            current.append(char)
-        elif char == ")" and depth:
-            depth -= 1
-            current.append(char)
-        elif char == ")":
-            args.append("".join(current).strip())
-            return i, (() if len(args) == 1 and not args[0] else tuple(args))
-        elif char == ",":
-            args.append("".join(current).strip())
-            current = []
-        else:
-            current.append(char)
-    return -1, ()
-
-
-def find_calls(text: str, kinds: tuple[str, ...] = ACTION_KINDS) -> list[ActionCall]:
-    """Every `kind(args)` call of one of `kinds` in `text`, in order (an unclosed call ends the
-    search); kinds are matched case-insensitively and reported lower-case.
-
-    `input(s, x)` with more than two comma-separated parts keeps all but the last as the string,
-    so an unquoted string with commas still names its item last.
-    """
-    pattern = re.compile(rf"\b({'|'.join(map(re.escape, kinds))})\s*\(", re.IGNORECASE)
-    calls, pos = [], 0
-    while (match := pattern.search(text, pos)) is not None:
-        close, args = _scan_args(text, match.end())
-        if close < 0:
-            break
-        kind = match.group(1).lower()
-        if kind == "input" and len(args) > 2:
-            inner = text[match.end() : close]
-            args = (inner[: inner.rfind(",")].strip(), args[-1])
-        calls.append(ActionCall(kind, args, text[match.start() : close + 1], match.start()))
-        pos = close + 1
-    return calls
-
-
-def read_call(action: str) -> ActionCall | None:
-    """The action call an action text starts with (None when it holds none)."""
-    calls = find_calls(action)
-    if not calls or action[: calls[0].start].strip(_TRIM + ":"):
-        return None
-    return calls[0]

@@ -6,28 +6,28 @@ from dataclasses import replace
 from typing import Any
 
 from forkingpaths.benchmarks.escape.agents import react_prompts
+from forkingpaths.benchmarks.escape.agents.attempts import AttemptAgent
 from forkingpaths.benchmarks.escape.agents.parsing import parse_reply
 from forkingpaths.benchmarks.escape.observation import (
     HistoryEntry,
     history_from_data,
     render_observation,
 )
-from forkingpaths.core.agent import Decision
+from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
-from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import ModelCallRecord
 
 
-class ReActAgent:
+class ReActAgent(AttemptAgent):
     """Zero-shot ReAct: system = Prompt 1, user = Prompt 2 re-rendered with the agent's own
     history, one call per step, reply read as `Thought:` / `Action:` (App. D.1).
 
     The history is the env's working memory (`Observation.data["history"]`, the last 10 steps)
     with the thought the agent gave at each of those steps put back in, so the model sees its
     Thought/Action/response triples; responses carry no Observation label. Thoughts are kept per
-    attempt: `reset` (called at the start of every MUTATE attempt) forgets them.
+    attempt: `start_attempt` (at the start of every MUTATE attempt) forgets them.
 
     `self_refine` appends Prompt 9, the feasibility self-check, to the user turn (App. D.2); it
     stays one call per step. Other agents reuse this class as their base policy: `decide` takes
@@ -44,7 +44,7 @@ class ReActAgent:
         self.thoughts: dict[int, str] = {}
         """Thought given at each step of the current attempt, by step number."""
 
-    def reset(self, instance: Instance, seed: int) -> None:
+    def start_attempt(self, instance: Instance, seed: int) -> None:
         self.thoughts = {}
 
     def remember(self, observation: Observation, thought: str) -> None:
@@ -92,6 +92,7 @@ class ReActAgent:
         )
 
     async def act(self, observation: Observation) -> Decision:
+        self.follow_attempt(observation)
         return await self.decide(observation)
 
     def state(self) -> dict[str, Any]:
@@ -108,15 +109,6 @@ def append_to_turn(turn: str, suffix: str) -> str:
     tail = suffix.strip()
     closing = "" if tail.endswith(slot) else f"\n\n{slot}"
     return f"{body}\n\n{tail}{closing}\n"
-
-
-def require_model(model: ChatModel | None, agent: str) -> ChatModel:
-    """The model an LLM agent needs, or a ConfigError saying how to give one."""
-    if model is None:
-        raise ConfigError(
-            f"model: agent {agent} needs one; got none (e.g. --model scripted/escape-explorer)"
-        )
-    return model
 
 
 def make_base(benchmark: Benchmark | None = None, model: ChatModel | None = None) -> ReActAgent:

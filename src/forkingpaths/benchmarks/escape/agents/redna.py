@@ -8,16 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from forkingpaths.benchmarks.escape.actions import fold_name, parse_action
 from forkingpaths.benchmarks.escape.agents import redna_prompts as prompts
-from forkingpaths.benchmarks.escape.agents.parsing import (
-    bag_lines,
-    fold_name,
-    parse_reply,
-    read_call,
-)
-from forkingpaths.benchmarks.escape.agents.react import ReActAgent, require_model
+from forkingpaths.benchmarks.escape.agents.attempts import AttemptAgent
+from forkingpaths.benchmarks.escape.agents.parsing import bag_lines, parse_reply
+from forkingpaths.benchmarks.escape.agents.react import ReActAgent
 from forkingpaths.benchmarks.escape.observation import render_diversity_constraint
-from forkingpaths.core.agent import Decision
+from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message
 from forkingpaths.core.env import Observation
@@ -97,7 +94,7 @@ class FailureMemory:
         return max(ready, key=lambda m: (m.substantive, m.last_substantive), default=None)
 
 
-class ReDNAAgent:
+class ReDNAAgent(AttemptAgent):
     """ReDNA: Reflect memory + Diverge-then-Narrowing over the Base ReAct policy (Table 11).
 
     Reflect (every step, from `Observation.data["last"]`): when the previous action failed
@@ -138,7 +135,7 @@ class ReDNAAgent:
 
     `divergent_narrowing=False` is the R-only ablation (§5.2): the same memory, no DN module; the
     Base user turn gets the memory appended as a "failures by target" block instead (tau then
-    plays no part). Memory is per attempt: `reset` clears it.
+    plays no part). Memory is per attempt: `start_attempt` clears it.
     """
 
     def __init__(
@@ -157,8 +154,8 @@ class ReDNAAgent:
         self._dn_target: str | None = None
         """The DN target I* when DN issued the previous action (None otherwise)."""
 
-    def reset(self, instance: Instance, seed: int) -> None:
-        self.base.reset(instance, seed)
+    def start_attempt(self, instance: Instance, seed: int) -> None:
+        self.base.start_attempt(instance, seed)
         self.memory = FailureMemory()
         self._seen = None
         self._stalled_on = None
@@ -186,6 +183,7 @@ class ReDNAAgent:
         self._stalled_on = target
 
     async def act(self, observation: Observation) -> Decision:
+        self.follow_attempt(observation)
         data = observation.data
         self.reflect(data.get("last"))
         self._seen = in_view(data)
@@ -265,9 +263,9 @@ class ReDNAAgent:
 
 
 def is_dn_action(action: str) -> bool:
-    """Whether `action` is a two-argument apply, input or craft call (Table 14)."""
-    call = read_call(action)
-    return call is not None and call.kind in DN_ACTION_KINDS and len(call.args) == 2
+    """Whether `action` is an apply, input or craft call (Table 14)."""
+    call = parse_action(action)
+    return call is not None and call.kind in DN_ACTION_KINDS
 
 
 def in_view(data: Mapping[str, Any]) -> set[str]:

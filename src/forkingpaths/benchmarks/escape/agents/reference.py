@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forkingpaths.benchmarks.escape.engine import EscapeGame, action_key
+from forkingpaths.benchmarks.escape.actions import action_key
+from forkingpaths.benchmarks.escape.agents.attempts import AttemptAgent
+from forkingpaths.benchmarks.escape.benchmark import EscapeBenchmark
+from forkingpaths.benchmarks.escape.engine import EscapeGame
+from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
 from forkingpaths.core.agent import Decision
+from forkingpaths.core.benchmark import Instance
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
-
-if TYPE_CHECKING:
-    from forkingpaths.benchmarks.escape.benchmark import EscapeBenchmark
-    from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
-    from forkingpaths.core.benchmark import Instance
-    from forkingpaths.core.chat import ChatModel
 
 NO_MOVE = "wait()"
 """What a reference agent sends when it has nothing left to try (the env refuses it)."""
 
 
-class _ShadowAgent:
+class _ShadowAgent(AttemptAgent):
     """Keeps a private copy of the game in step with the env by replaying its own actions: the
     engine is deterministic, so the copy knows routes and valid actions without peeking into
-    the env. Subclasses choose actions from `self.game`."""
+    the env. The copy restarts with every attempt. Subclasses choose actions from `self.game`."""
 
     def __init__(self, benchmark: EscapeBenchmark) -> None:
         self.benchmark = benchmark
@@ -32,12 +32,13 @@ class _ShadowAgent:
         self.meta: ScenarioMeta | None = None
         self.forbidden: frozenset[str] = frozenset()
 
-    def reset(self, instance: Instance, seed: int) -> None:
+    def start_attempt(self, instance: Instance, seed: int) -> None:
         self.game = self.benchmark.make_game(instance)
         _, self.meta = self.benchmark.load(instance)
         self.forbidden = frozenset()
 
     async def act(self, observation: Observation) -> Decision:
+        self.follow_attempt(observation)
         if self.game is None:
             raise RuntimeError("reset() must be called before act()")
         self.forbidden = frozenset(
@@ -63,8 +64,8 @@ class OracleAgent(_ShadowAgent):
     whose finish action is not forbidden, walking to the phase's start scene first. Over four
     attempts it must find every path (56/56 on MUTATE): a check of content and protocol."""
 
-    def reset(self, instance: Instance, seed: int) -> None:
-        super().reset(instance, seed)
+    def start_attempt(self, instance: Instance, seed: int) -> None:
+        super().start_attempt(instance, seed)
         if self.meta is None:
             raise ConfigError(f"oracle: scenario {instance.id!r} has no path metadata")
         self.plan: list[str] = []
@@ -97,8 +98,8 @@ class SystematicAgent(_ShadowAgent):
     move to the least-visited neighbour. Inputs are never guessed. The floor a model must beat:
     coverage without reasoning."""
 
-    def reset(self, instance: Instance, seed: int) -> None:
-        super().reset(instance, seed)
+    def start_attempt(self, instance: Instance, seed: int) -> None:
+        super().start_attempt(instance, seed)
         self.tried: set[tuple[str, Any]] = set()
         self.visits: Counter[str] = Counter()
 
@@ -144,8 +145,8 @@ class SystematicAgent(_ShadowAgent):
 class RandomAgent(_ShadowAgent):
     """Uniformly random among the valid click/apply/craft/move actions (seeded per attempt)."""
 
-    def reset(self, instance: Instance, seed: int) -> None:
-        super().reset(instance, seed)
+    def start_attempt(self, instance: Instance, seed: int) -> None:
+        super().start_attempt(instance, seed)
         self.rng = random.Random(seed)
 
     def choose(self, observation: Observation) -> str:

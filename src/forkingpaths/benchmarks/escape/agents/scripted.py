@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from forkingpaths.benchmarks.escape.actions import fold_name, parse_action
 from forkingpaths.benchmarks.escape.agents import escapeagent_prompts, redna_prompts
-from forkingpaths.benchmarks.escape.agents.parsing import fold_name, read_call
 from forkingpaths.core.chat import Message, ModelParams
 
 # Lines of the env's rendered blocks (docs/dev/escape-engine.md §3).
@@ -95,7 +95,7 @@ def _last_user(messages: list[Message]) -> str:
 
 
 def _key(action: str) -> str:
-    call = read_call(action)
+    call = parse_action(action)
     return call.key if call is not None else fold_name(action)
 
 
@@ -182,7 +182,7 @@ def answer_reflection(text: str) -> str:
     action = next((ln.removeprefix(prefix).strip() for ln in lines if ln.startswith(prefix)), "")
     _, _, after = text.partition(escapeagent_prompts.REFLECTION_MARKER + "\n")
     response = after.split("\n\n", 1)[0].strip()
-    call = read_call(action)
+    call = parse_action(action)
     if call is None or call.kind == "move" or not call.args:
         return "none()"
     target = (
