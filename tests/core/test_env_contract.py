@@ -138,6 +138,34 @@ async def test_play_episode_records_agent_then_env_calls_and_runs_the_hook() -> 
     assert record.outcome == {"reached": 3} and last.text == "at 3"
 
 
+class Levels(Counter):
+    """Each "+" clears a level: the step answers a verdict, the next observation is the next
+    level (the CreativeBench shape)."""
+
+    def step(self, action: str) -> Step:
+        result = Counter.step(self, action)
+        return Step(
+            result.observation,
+            result.reward,
+            result.terminated,
+            False,
+            result.info,
+            feedback=f"verdict {self.count}",
+        )
+
+
+async def test_a_step_may_answer_something_other_than_the_next_observation() -> None:
+    record = _record()
+    env = TurnLimit(FormatObservation(Levels(goal=5), lambda o: o.text), 2)
+    await play_episode(env, Plus(), record, max_steps=10)
+    assert [(s.observation, s.feedback) for s in record.steps] == [
+        ("at 0", "verdict 1"),
+        ("at 1", "verdict 2"),
+    ]
+    # The wrappers keep what the env answered.
+    assert record.steps[-1].truncated and record.steps[-1].info["turn_limit"] == 2
+
+
 async def test_play_episode_stops_at_max_steps_and_refuses_a_bad_one() -> None:
     record = _record()
     await play_episode(Counter(goal=100), Plus(), record, max_steps=4)

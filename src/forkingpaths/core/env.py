@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,10 @@ class Step:
     truncated: bool
     info: dict[str, Any] = field(default_factory=dict)
     calls: list[ModelCallRecord] = field(default_factory=list)
+    feedback: str | None = None
+    """What the step answered, when the protocol then moves on and the next observation shows
+    something else (a verdict before the next level; an answer before the next question);
+    the record's `feedback`. None: the next observation's text is the feedback."""
 
     @property
     def done(self) -> bool:
@@ -157,7 +162,7 @@ class TurnLimit(Wrapper):
         self._turns += 1
         if self._turns >= self.max_turns and not result.done:
             info = {**result.info, "turn_limit": self.max_turns}
-            return Step(result.observation, result.reward, False, True, info, result.calls)
+            return dataclasses.replace(result, truncated=True, info=info)
         return result
 
 
@@ -179,11 +184,4 @@ class FormatObservation(Wrapper):
 
     async def astep(self, action: str) -> Step:
         result = await self.env.astep(action)
-        return Step(
-            self._shown(result.observation),
-            result.reward,
-            result.terminated,
-            result.truncated,
-            result.info,
-            result.calls,
-        )
+        return dataclasses.replace(result, observation=self._shown(result.observation))

@@ -54,7 +54,7 @@ async def play_episode(
             observation=observation.text,
             thought=decision.thought,
             action=decision.action,
-            feedback=result.observation.text,
+            feedback=result.observation.text if result.feedback is None else result.feedback,
             reward=result.reward,
             valid=bool(result.info.get("valid", True)),
             terminated=result.terminated,

@@ -18,11 +18,8 @@ from forkingpaths.benchmarks.creativebench import constraints as constraints_mod
 from forkingpaths.benchmarks.creativebench import metrics as metrics_module
 from forkingpaths.benchmarks.creativebench import novelty as novelty_module
 from forkingpaths.benchmarks.creativebench.agents.solver import ReferenceSolver
-from forkingpaths.benchmarks.creativebench.benchmark import (
-    NOVELTY_CODE_LIMIT,
-    CreativeBenchmark,
-    cap_code,
-)
+from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark
+from forkingpaths.benchmarks.creativebench.env import NOVELTY_CODE_LIMIT, cap_code
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
@@ -121,15 +118,31 @@ def test_scripted_solver_gets_runtime_errors_and_the_judge_is_not_asked(tmp_path
     assert result.metrics["metrics"]["explore_creativity"] == 0.0
 
 
-def test_bad_options_are_refused() -> None:
-    for options, needle in (
-        ({"timeout": 0}, "timeout"),
-        ({"workers": 0}, "workers"),
-        ({"tasks": "/no/such.jsonl"}, "does not exist"),
-        ({"colour": 1}, "unknown creativebench option"),
+def test_bad_options_are_refused_naming_option_value_and_what_is_allowed() -> None:
+    timeout = "creativebench option timeout (sandbox seconds per execution (wall and CPU), > 0;"
+    workers = "creativebench option workers (sandbox pool size, a positive integer"
+    for options, message in (
+        ({"timeout": 0}, f"{timeout} default 10): Input should be greater than 0, got 0"),
+        ({"timeout": True}, f"{timeout} default 10): Input should be a valid number, got true"),
+        ({"workers": 0}, f"{workers} (default: one per core)): Input should be greater than or"),
+        ({"tasks": "/no/such.jsonl"}, "Value error, '/no/such.jsonl' does not exist"),
+        (
+            {"colour": 1},
+            "creativebench has no option 'colour'; its options: tasks, embedding, "
+            "embedding_base_url, timeout, workers",
+        ),
     ):
-        with pytest.raises(ConfigError, match=needle):
+        with pytest.raises(ConfigError) as refused:
             CreativeBenchmark(**options)
+        assert message in str(refused.value)
+
+
+def test_the_tasks_option_is_recorded_as_an_absolute_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(RELEASE_EXPLORE.parent)
+    bench = CreativeBenchmark(tasks=RELEASE_EXPLORE.name, timeout=5)
+    assert bench.options == {"tasks": str(RELEASE_EXPLORE.resolve()), "timeout": 5}
+    assert (bench.config.timeout, bench.services.timeout) == (5.0, 5.0)
+    assert [i.id for i in bench.instances("explore")] == ["7"]
 
 
 def test_exec_and_novelty_json_contracts(

@@ -32,7 +32,7 @@ from forkingpaths.benchmarks.creativebench.evorepe import (  # noqa: E402
     save_vector,
     sweep,
 )
-from forkingpaths.core.chat import ChatModel, Message, ModelParams  # noqa: E402
+from forkingpaths.core.chat import Message, ModelParams  # noqa: E402
 from forkingpaths.core.errors import ConfigError  # noqa: E402
 
 HIDDEN = 32
@@ -110,6 +110,20 @@ def layer_outputs(model: Any, tokenizer: Any, text: str) -> list[Any]:
 def installed_hooks(model: Any) -> list[list[int]]:
     """Ids of the forward hooks on each decoder layer (transformers may keep its own there)."""
     return [sorted(layer._forward_hooks) for layer in model.model.layers]
+
+
+def greedy_reply(model: Any, tokenizer: Any, text: str, max_new_tokens: int) -> str:
+    """What greedy decoding of `text` continues with, decoded without special tokens."""
+    inputs = tokenizer(text, return_tensors="pt", add_special_tokens=False)
+    with torch.no_grad():
+        output = model.generate(
+            input_ids=inputs["input_ids"],
+            attention_mask=inputs["attention_mask"],
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    return tokenizer.decode(output[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
 
 
 def unit(n: int, seed: int) -> Any:
@@ -259,11 +273,15 @@ async def test_generation_runs_with_the_hook_and_names_the_steering(
     path = save_vector(tmp_path / "v.pt", unit(HIDDEN, 6), layer=2)
     chat = HFSteeredModel("tiny", model=model, tokenizer=tokenizer, vector=path, layer=2, alpha=3)
     hooks = installed_hooks(model)
-    assert isinstance(chat, ChatModel)
+    assert chat.steering is not None and chat.steering[1:] == (2, 3.0)
+    assert torch.equal(chat.steering[0], unit(HIDDEN, 6))
     assert chat.name == "hf/tiny+evorepe(layer=2,alpha=3)"
     messages = [Message(role="user", content="Write a function.")]
     steered = await chat.complete(messages, ModelParams(max_tokens=6))
-    assert isinstance(steered.text, str)
+    # The reply is greedy decoding of the templated prompt with alpha * v added at layer 2.
+    with SteeringHook(model, 2, unit(HIDDEN, 6), 3):
+        expected = greedy_reply(model, tokenizer, "<user>Write a function.\n<assistant>", 6)
+    assert steered.text == expected
     assert steered.model == "hf/tiny+evorepe(layer=2,alpha=3)"
     assert steered.usage.completion_tokens <= 6
     assert steered.usage.prompt_tokens == len("<user>Write a function.\n<assistant>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,38 +14,45 @@ import pytest
 
 from forkingpaths.benchmarks.creativebench import pipeline_prompts as prompts
 from forkingpaths.benchmarks.creativebench.constraints import check_constraints
+from forkingpaths.benchmarks.creativebench.construction.combo import (
+    WordCountEmbedding,
+    build_combo,
+    cosine,
+    run_combo_pipeline,
+)
+from forkingpaths.benchmarks.creativebench.construction.explore import (
+    build_explore,
+    run_explore_pipeline,
+)
+from forkingpaths.benchmarks.creativebench.construction.harness import IOCase, build_test_function
+from forkingpaths.benchmarks.creativebench.construction.replies import (
+    drop_main_guard,
+    read_audit,
+    read_constraint,
+    read_fusion,
+    read_inputs,
+)
+from forkingpaths.benchmarks.creativebench.construction.sources import (
+    ExploreSeed,
+    SourceComponent,
+    components_from_combo,
+    load_components,
+)
+from forkingpaths.benchmarks.creativebench.construction.workdir import (
+    CALLS_FILE,
+    COMBO_ROWS,
+    EXPLORE_ROWS,
+    REPORT_FILE,
+    STATE_FILE,
+    PipelineDir,
+    PipelineReport,
+)
 from forkingpaths.benchmarks.creativebench.pipeline_scripted import (
     BROKEN_MARKER,
     CATALOGUE,
     LADDER,
     PipelinePolicy,
     apply_workarounds,
-)
-from forkingpaths.benchmarks.creativebench.pipelines import (
-    CALLS_FILE,
-    COMBO_ROWS,
-    EXPLORE_ROWS,
-    REPORT_FILE,
-    STATE_FILE,
-    ExploreSeed,
-    IOCase,
-    PipelineDir,
-    PipelineReport,
-    SourceComponent,
-    WordCountEmbedding,
-    build_combo,
-    build_explore,
-    build_test_function,
-    components_from_combo,
-    cosine,
-    load_components,
-    read_audit,
-    read_constraint,
-    read_fusion,
-    read_inputs,
-    run_combo_pipeline,
-    run_explore_pipeline,
-    strip_main_guard,
 )
 from forkingpaths.benchmarks.creativebench.sandbox import Sandbox, Verdict
 from forkingpaths.benchmarks.creativebench.tasks import Constraint, load_combo, load_explore
@@ -110,6 +118,10 @@ RANK_SEED = ExploreSeed(
 four and then meets `while` (its own rewrites use it), which it cannot avoid."""
 
 RANK_LEVELS = 4
+
+SECOND_QUESTION_COSINE = 0.4632
+"""Cosine (4 places) of the word-count embeddings of the first two questions the scripted
+pipeline writes from COMPONENTS with seed 0."""
 
 
 class RecordingPolicy:
@@ -277,11 +289,30 @@ async def test_diversity_leaves_distinct_questions_unflagged(
     assert len(seen) >= 2
 
 
-async def test_diversity_threshold_is_a_strict_bound() -> None:
-    embedding = WordCountEmbedding()
-    a, b, c = await embedding.embed(["sort the list", "sort the list", "merge two graphs"])
-    assert cosine(a, b) == pytest.approx(1.0)
-    assert cosine(a, c) < 0.85
+async def test_diversity_threshold_is_a_strict_bound(sandbox: Sandbox, tmp_path: Path) -> None:
+    """A question is flagged only when its cosine with an earlier kept one exceeds the
+    threshold: exactly at the threshold it stays unflagged, one float below it is flagged."""
+    await build_combo(scripted(), sandbox, COMPONENTS, tmp_path / "probe", n=2)
+    first, second = (r["question"] for r in read_jsonl(tmp_path / "probe" / COMBO_ROWS))
+    similarity = cosine(*await WordCountEmbedding().embed([first, second]))
+    assert round(similarity, 4) == SECOND_QUESTION_COSINE
+    await build_combo(
+        scripted(), sandbox, COMPONENTS, tmp_path / "at", n=2, diversity_threshold=similarity
+    )
+    at = read_jsonl(tmp_path / "at" / COMBO_ROWS)
+    assert [r["question"] for r in at] == [first, second]
+    assert ["diversity_flag" in r for r in at] == [False, False]
+    below = math.nextafter(similarity, 0.0)
+    await build_combo(
+        scripted(), sandbox, COMPONENTS, tmp_path / "below", n=2, diversity_threshold=below
+    )
+    flagged = read_jsonl(tmp_path / "below" / COMBO_ROWS)
+    assert [r["question"] for r in flagged] == [first, second]
+    assert "diversity_flag" not in flagged[0]
+    assert flagged[1]["diversity_flag"] == {
+        "similar_to": "fused-0-0000",
+        "cosine": SECOND_QUESTION_COSINE,
+    }
 
 
 async def test_repair_feeds_the_sandbox_error_back(sandbox: Sandbox, tmp_path: Path) -> None:
@@ -362,9 +393,9 @@ def test_read_fusion_needs_solution_demo_and_entry() -> None:
     assert wrong[0] is None and "'nope' is not a top-level function" in wrong[1]
 
 
-def test_strip_main_guard_removes_only_the_guard() -> None:
+def test_drop_main_guard_removes_only_the_guard() -> None:
     code = 'def f():\n    return 1\n\nif __name__ == "__main__":\n    print(f())\n'
-    assert strip_main_guard(code) == "def f():\n    return 1\n"
+    assert drop_main_guard(code) == "def f():\n    return 1\n"
 
 
 def test_read_inputs_checks_arity_and_count() -> None:

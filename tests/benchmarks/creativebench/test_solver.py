@@ -33,7 +33,6 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (
     render_solver_prompt,
     task_subset,
 )
-from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.env import Observation
@@ -213,8 +212,14 @@ def test_task_subset_tells_explore_rows_from_combo_rows() -> None:
 async def test_vanilla_sends_the_prompt_and_returns_code_thought_and_call() -> None:
     model = FakeChatModel(["Here it is:\n```python\ndef components(edges):\n    return []\n```"])
     solver = make_vanilla(benchmark=None, model=model)
-    assert isinstance(solver, Agent)
+    assert (solver.model, solver.instruction, solver.params, solver.seed) == (
+        model,
+        None,
+        ModelParams(),
+        None,
+    )
     solver.reset(INSTANCE, 0)
+    assert solver.seed == 0
     decision = await solver.act(observation("combo", COMBO_TASK))
     assert decision.action == "def components(edges):\n    return []\n"
     assert decision.thought == model.replies[0]
@@ -264,7 +269,7 @@ async def test_a_hand_made_observation_is_sent_as_its_text() -> None:
 
 
 def test_vanilla_without_a_model_says_how_to_give_one() -> None:
-    with pytest.raises(ConfigError, match="scripted/creative-solver"):
+    with pytest.raises(ConfigError, match="agent 'vanilla' needs a model: pass --model"):
         make_vanilla(benchmark=None, model=None)
 
 
@@ -279,9 +284,10 @@ async def test_reference_returns_the_tasks_solution(
     subset: str, task: dict[str, Any], field: str
 ) -> None:
     solver = make_reference(benchmark=None)
-    assert isinstance(solver, ReferenceSolver) and isinstance(solver, Agent)
+    assert type(solver) is ReferenceSolver and solver.state() == {}
     decision = await solver.act(observation(subset, task))
     assert decision.action == task[field]
+    assert decision.thought == f"reference: the task's {field}"
     assert decision.calls == []
 
 

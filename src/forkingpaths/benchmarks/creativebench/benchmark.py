@@ -1,48 +1,95 @@
-"""The creativebench-v1 benchmark: generate, execute in the sandbox, score quality x novelty."""
+"""The creativebench-v1 benchmark: its tasks, options, env and the aggregates of Table 3."""
 
 from __future__ import annotations
 
-import ast
-import asyncio
-import copy
 import logging
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import fields, is_dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, QuickConfig
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from forkingpaths.benchmarks.creativebench import metrics
+from forkingpaths.benchmarks.creativebench.agents.solver import CreativeSolver
+from forkingpaths.benchmarks.creativebench.env import (
+    DEFAULT_EMBEDDING,
+    DEFAULT_TIMEOUT_S,
+    NO_JUDGE,
+    SUBSETS,
+    CreativeEnv,
+    Services,
+)
+from forkingpaths.benchmarks.creativebench.tasks import (
+    ComboTask,
+    ExploreTask,
+    explore_levels,
+    import_report,
+    load_combo,
+    load_explore,
+)
+from forkingpaths.core.agent import Agent
+from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
-from forkingpaths.core.env import Env, Observation, Step
-from forkingpaths.core.errors import ConfigError
-from forkingpaths.core.records import EpisodeRecord, StepRecord
-
-if TYPE_CHECKING:
-    from forkingpaths.benchmarks.creativebench.novelty import EmbeddingBackend, NoveltyScore
-    from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
-    from forkingpaths.benchmarks.creativebench.tasks import ComboTask, ExploreTask
-    from forkingpaths.core.agent import Agent
-    from forkingpaths.core.chat import ChatModel
+from forkingpaths.core.env import Env
+from forkingpaths.core.records import EpisodeRecord
 
 log = logging.getLogger(__name__)
 
 _PKG = "forkingpaths.benchmarks.creativebench"
-SUBSETS = ("combo", "explore")
-DEFAULT_EMBEDDING = "ast-tfidf"
-DEFAULT_TIMEOUT_S = 10.0
 
 PAPER_SEED = 42
 """Seed of trial 0 (App. B.2: three trials with seeds 42, 43, 44)."""
 
-NOVELTY_CODE_LIMIT = 200_000
-"""Bytes (UTF-8) of a solution scored for novelty: a longer one is scored on its first
-NOVELTY_CODE_LIMIT bytes and its row flagged `novelty_truncated` (canonicalisation and
-embedding of megabytes of generated code would hold a worker for long)."""
 
-NO_JUDGE = "none"
-"""The judge name recorded when no judge model was used (the static checker decided alone)."""
+class CreativeBenchOptions(BaseModel):
+    """Options of creativebench-v1 (`--option`, `benchmark_options`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tasks: Path | None = Field(
+        default=None,
+        description="a JSONL file of Explore or Combo rows (the paper's release format) "
+        "replacing the built-in set of that subset",
+    )
+    """Read with `tasks.load_explore` / `load_combo`; stored as an absolute path."""
+    embedding: str = Field(
+        default=DEFAULT_EMBEDDING,
+        description="novelty's embedding backend: none, ast-tfidf, openai-compat/MODEL or "
+        "sentence-transformers/MODEL",
+    )
+    """`novelty.make_embedding_backend`'s spec; the paper's CodeXEmbed runs on vLLM or TEI
+    as `openai-compat/<model>`."""
+    embedding_base_url: str | None = Field(
+        default=None, description="the endpoint of an openai-compat/ embedding backend"
+    )
+    """`/v1` URL of the embeddings server."""
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT_S,
+        strict=True,
+        gt=0,
+        allow_inf_nan=False,
+        description="sandbox seconds per execution (wall and CPU), > 0; default 10",
+    )
+    """Both limits of each run of a solution in the sandbox."""
+    workers: int | None = Field(
+        default=None,
+        strict=True,
+        ge=1,
+        description="sandbox pool size, a positive integer (default: one per core)",
+    )
+    """Warm sandbox workers; jobs of concurrent episodes run in parallel across them."""
+
+    @field_validator("tasks")
+    @classmethod
+    def _existing_file(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        path = value.expanduser()
+        if not path.exists():
+            raise ValueError(f"{str(path)!r} does not exist")
+        return path.resolve()
 
 
 class CreativeBenchmark(Benchmark):
@@ -84,14 +131,19 @@ class CreativeBenchmark(Benchmark):
     instance, and the solver sends it with each request, so trials are independent draws and the
     response cache (keyed on the seed) never replays one trial into another.
 
-    Options: `tasks` (a JSONL file in the paper's release format replacing the built-in set of
-    that subset), `embedding`, `embedding_base_url`, `timeout` (sandbox seconds per execution,
-    default 10), `workers` (sandbox pool size).
+    Options (`CreativeBenchOptions`): `tasks` (a JSONL file in the paper's release format
+    replacing the built-in set of that subset), `embedding`, `embedding_base_url`, `timeout`
+    (sandbox seconds per execution, default 10), `workers` (sandbox pool size).
+
+    The protocol of an episode is its env (`env.CreativeEnv`): the solver's answer is the
+    action, the env runs it in the benchmark's sandbox pool (`env.Services`, released by
+    `aclose`), checks the constraints and asks the judge role.
 
     Versions: v1 -- Combo and Explore subsets, sandbox verdicts, Eq. 2-5 metrics, static checker
     plus LLM judge; per-trial seeds 42 + t, plain level-0 prompt, advisory inferred rules,
     judge defaulting to the agent's model, `novelty_passed` / `no_code` / `reference_baselines`
-    (review fixes within v1, before any published result).
+    (review fixes within v1, before any published result); the protocol played as an env, an
+    answer with no Python in it recorded as an invalid step.
     """
 
     id = "creativebench-v1"
@@ -143,103 +195,113 @@ class CreativeBenchmark(Benchmark):
         "explore_novelty",
         "explore_creativity",
     )
+    metric_specs = MappingProxyType(
+        {
+            "episodes": MetricSpec("episodes", "none"),
+            "errored": MetricSpec("errored episodes", "lower"),
+            **{
+                f"{subset}_{key}": MetricSpec(f"{title} {label}", direction)
+                for subset, title in (("combo", "Combo"), ("explore", "Explore"))
+                for key, label, direction in (
+                    ("pass_at_1", "Pass@1", "higher"),
+                    ("pass_at_1_std", "Pass@1, std over trials", "none"),
+                    ("novelty", "Novelty", "higher"),
+                    ("novelty_std", "Novelty, std over trials", "none"),
+                    ("creativity", "Creativity", "higher"),
+                    ("creativity_std", "Creativity, std over trials", "none"),
+                    ("novelty_passed", "Novelty of passed rows", "higher"),
+                    ("novelty_passed_std", "Novelty of passed rows, std over trials", "none"),
+                    ("no_code", "rows without code", "lower"),
+                    ("reference_baselines", "rows against a reference baseline", "none"),
+                    ("rows", "rows", "none"),
+                    ("trials", "trials", "none"),
+                )
+            },
+            "isolation": MetricSpec("sandbox isolation", "none"),
+            "judge": MetricSpec("constraint judge", "none"),
+        }
+    )
+    Options = CreativeBenchOptions
     cli_entry_point = f"{_PKG}.cli:app"
 
+    config: CreativeBenchOptions
+    """The validated options (set by `Benchmark.__init__`)."""
+
     def __init__(self, **options: Any) -> None:
-        allowed = {"tasks", "embedding", "embedding_base_url", "timeout", "workers"}
-        unknown = set(options) - allowed
-        if unknown:
-            raise ConfigError(
-                f"unknown creativebench option(s) {sorted(unknown)}; allowed: "
-                f"{', '.join(sorted(allowed))}"
-            )
-        timeout = options.get("timeout", DEFAULT_TIMEOUT_S)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise ConfigError(f"timeout: expected seconds > 0 (default 10), got {timeout!r}")
-        workers = options.get("workers")
-        if workers is not None and (
-            isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
-        ):
-            raise ConfigError(f"workers: expected a positive integer, got {workers!r}")
-        if options.get("tasks") is not None:
-            path = Path(str(options["tasks"])).expanduser()
-            if not path.exists():
-                raise ConfigError(f"tasks: {str(path)!r} does not exist")
-            options = {**options, "tasks": str(path.resolve())}
         super().__init__(**options)
-        self.timeout = float(timeout)
+        if self.config.tasks is not None:
+            # The run's spec records the file by absolute path, so a resume from another
+            # directory reads the same file.
+            self.options["tasks"] = str(self.config.tasks)
+        self.services = Services(
+            timeout=self.config.timeout,
+            workers=self.config.workers,
+            embedding=self.config.embedding,
+            embedding_base_url=self.config.embedding_base_url,
+        )
+        """The sandbox pool and embedding backend every episode's env borrows."""
         self._explore: dict[str, list[ExploreTask]] | None = None
         self._combo: dict[str, ComboTask] | None = None
-        self._sandbox: Sandbox | None = None
-        self._backend: EmbeddingBackend | None = None
-        self._backend_ready = False
-        self._warned_judge = False
 
     # ---- tasks ----
 
-    def _load(self) -> None:
-        if self._explore is not None:
-            return
-        from forkingpaths.benchmarks.creativebench.tasks import (
-            explore_levels,
-            load_combo,
-            load_explore,
-        )
-
-        custom = self.options.get("tasks")
-        explore, e_errors = load_explore(None)
-        combo, c_errors = load_combo(None)
-        if custom is not None:
-            from forkingpaths.benchmarks.creativebench.tasks import import_report
-
-            kind = import_report(Path(custom))["kind"]
-            if kind == "explore":
-                explore, e_errors = load_explore(Path(custom))
-            else:
-                combo, c_errors = load_combo(Path(custom))
-        for error in [*e_errors, *c_errors]:
-            log.warning("task row refused: %s", error)
-        self._explore = explore_levels(explore)
-        self._combo = {t.id: t for t in combo}
+    def _tasks(self) -> tuple[dict[str, ComboTask], dict[str, list[ExploreTask]]]:
+        """The Combo problems by id and the Explore levels by base problem (loaded once)."""
+        if self._combo is None or self._explore is None:
+            custom = self.config.tasks
+            explore, e_errors = load_explore(None)
+            combo, c_errors = load_combo(None)
+            if custom is not None:
+                if import_report(custom)["kind"] == "explore":
+                    explore, e_errors = load_explore(custom)
+                else:
+                    combo, c_errors = load_combo(custom)
+            for error in [*e_errors, *c_errors]:
+                log.warning("task row refused: %s", error)
+            self._explore = explore_levels(explore)
+            self._combo = {t.id: t for t in combo}
+        return self._combo, self._explore
 
     def combo_tasks(self) -> list[ComboTask]:
         """The Combo tasks in use (built-in, or the `tasks` option's)."""
-        self._load()
-        assert self._combo is not None
-        return list(self._combo.values())
+        return list(self._tasks()[0].values())
 
     def explore_tasks(self) -> dict[str, list[ExploreTask]]:
         """The Explore levels in use, per base problem in level order."""
-        self._load()
-        assert self._explore is not None
-        return dict(self._explore)
+        return dict(self._tasks()[1])
 
     def instances(self, split: str) -> list[Instance]:
         if split not in self.splits:
             return self.select_instances(split, None)
-        self._load()
-        assert self._explore is not None and self._combo is not None
+        combo, explore = self._tasks()
         out: list[Instance] = []
         if split in ("combo", "all"):
             out += [
-                Instance(id=t.id, split=split, params={"subset": "combo"})
-                for t in self._combo.values()
+                Instance(id=t.id, split=split, params={"subset": "combo"}) for t in combo.values()
             ]
         if split in ("explore", "all"):
             out += [
                 Instance(
                     id=problem, split=split, params={"subset": "explore", "levels": len(levels)}
                 )
-                for problem, levels in self._explore.items()
+                for problem, levels in explore.items()
             ]
         return out
+
+    # ---- protocol ----
 
     def make_env(
         self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
     ) -> Env:
-        """A text view of the task (for the contract and Gymnasium): one action = one program,
-        checked only for being Python; execution and scoring belong to `run_episode`."""
-        return _TaskEnv(self._task_view(instance))
+        """The instance's CreativeEnv, with the benchmark's services and the `judge` role."""
+        combo, explore = self._tasks()
+        subset = instance.params["subset"]
+        tasks = [combo[instance.id]] if subset == "combo" else explore[instance.id]
+        return CreativeEnv(subset, tasks, self.services, judge=roles.get("judge"))
+
+    def reset_options(self, instance: Instance, agent: Agent) -> dict[str, Any] | None:
+        """The solver's model name, so the env can tell a judge that is the solver's own."""
+        return {"solver_model": getattr(getattr(agent, "model", None), "name", None)}
 
     def max_steps(self, instance: Instance) -> int:
         return int(instance.params.get("levels", 1))
@@ -249,186 +311,8 @@ class CreativeBenchmark(Benchmark):
         three trials), shifted by the run's `--seed`."""
         return PAPER_SEED + base_seed + trial
 
-    def _task_view(self, instance: Instance) -> dict[str, Any]:
-        self._load()
-        assert self._explore is not None and self._combo is not None
-        if instance.params["subset"] == "combo":
-            return {"subset": "combo", "task": _as_dict(self._combo[instance.id])}
-        return {"subset": "explore", "task": _as_dict(self._explore[instance.id][0])}
-
-    # ---- shared resources ----
-
-    async def sandbox(self) -> Sandbox:
-        if self._sandbox is None:
-            from forkingpaths.benchmarks.creativebench.sandbox import Limits, Sandbox
-
-            self._sandbox = Sandbox(
-                workers=self.options.get("workers"),
-                limits=Limits(wall_s=self.timeout, cpu_s=self.timeout),
-            )
-        return self._sandbox
-
-    def embedding_backend(self) -> EmbeddingBackend | None:
-        if not self._backend_ready:
-            from forkingpaths.benchmarks.creativebench.novelty import make_embedding_backend
-
-            spec = str(self.options.get("embedding", DEFAULT_EMBEDDING))
-            kwargs = {}
-            if self.options.get("embedding_base_url"):
-                kwargs["base_url"] = self.options["embedding_base_url"]
-            self._backend = make_embedding_backend(spec, **kwargs)
-            self._backend_ready = True
-        return self._backend
-
     async def aclose(self) -> None:
-        if self._sandbox is not None:
-            await self._sandbox.aclose()
-            self._sandbox = None
-
-    # ---- protocol ----
-
-    async def run_episode(
-        self,
-        instance: Instance,
-        agent: Agent,
-        record: EpisodeRecord,
-        roles: Mapping[str, ChatModel] = MappingProxyType({}),
-    ) -> EpisodeRecord:
-        self._load()
-        assert self._explore is not None and self._combo is not None
-        subset = instance.params["subset"]
-        # Only Explore levels are judged: a Combo episode records no judge.
-        judge = roles.get("judge") if subset == "explore" else None
-        solver_model = getattr(agent, "model", None)
-        own = judge is not None and (
-            judge is solver_model or judge.name == getattr(solver_model, "name", None)
-        )
-        if own and not self._warned_judge:
-            self._warned_judge = True
-            log.warning(
-                "creativebench: the constraint judge is the solver's own model %s; it judges "
-                "its own answers (pass --role judge=MODEL for an independent judge)",
-                judge.name if judge is not None else NO_JUDGE,
-            )
-        record.initial_info = {
-            "subset": subset,
-            "embedding": str(self.options.get("embedding", DEFAULT_EMBEDDING)),
-            "judge": judge.name if judge is not None else NO_JUDGE,
-            "judge_is_solver": own,
-        }
-        if subset == "combo":
-            await self._combo_episode(self._combo[instance.id], agent, record)
-        else:
-            await self._explore_episode(self._explore[instance.id], agent, record, judge)
-        return record
-
-    async def _solve(self, agent: Agent, view: dict[str, Any], record: EpisodeRecord):  # type: ignore[no-untyped-def]
-        observation = Observation(_render(view), view)
-        if not record.initial_observation:
-            record.initial_observation = observation.text
-        decision = await agent.act(observation)
-        return observation, decision
-
-    async def _novelty(self, code: str, bases: Sequence[str]) -> dict[str, Any]:
-        """Novelty fields of a row: Eq. 4 (one base) or Eq. 5 (the k sources), scored on at most
-        NOVELTY_CODE_LIMIT bytes of the solution, off the event loop (`score_novelty`)."""
-        scored, truncated = cap_code(code)
-        score = await score_novelty(scored, bases, self.embedding_backend())
-        info = _novelty_info(score)
-        if truncated:
-            info["novelty_truncated"] = True
-        return info
-
-    async def _combo_episode(self, task: ComboTask, agent: Agent, record: EpisodeRecord) -> None:
-        from forkingpaths.benchmarks.creativebench.metrics import quality
-
-        view = {"subset": "combo", "task": _as_dict(task)}
-        observation, decision = await self._solve(agent, view, record)
-        code = decision.action
-        sandbox = await self.sandbox()
-        runs = [await sandbox.run(code, task.full_test_func, timeout=self.timeout)]
-        if task.demo_test_func.strip():
-            runs.append(await sandbox.run(code, task.demo_test_func, timeout=self.timeout))
-        passed = all(r.verdict == "PASSED" for r in runs)
-        info: dict[str, Any] = {
-            "verdict": runs[0].verdict,
-            "demo_verdict": runs[1].verdict if len(runs) > 1 else None,
-            "isolation": runs[0].isolation,
-            "detail": runs[0].detail or (runs[1].detail if len(runs) > 1 else ""),
-            "duration_s": sum(r.duration_s for r in runs),
-            "no_code": await asyncio.to_thread(no_code, code),
-            "quality": quality(passed, [], None),
-        }
-        if task.source_solutions:
-            info.update(await self._novelty(code, task.source_solutions))
-        else:
-            info["novelty"] = None  # paper rows without sources: no combinatorial novelty
-        record.steps.append(_step(0, observation, decision, info))
-        record.outcome = {"subset": "combo", "passed": passed}
-
-    async def _explore_episode(
-        self,
-        levels: list[ExploreTask],
-        agent: Agent,
-        record: EpisodeRecord,
-        judge: ChatModel | None,
-    ) -> None:
-        from forkingpaths.benchmarks.creativebench.constraints import (
-            judge_constraints,
-            split_violations,
-        )
-        from forkingpaths.benchmarks.creativebench.metrics import quality
-
-        sandbox = await self.sandbox()
-        baseline: str | None = None
-        lowest = levels[0]
-        for index, task in enumerate(levels):
-            view = {"subset": "explore", "task": _as_dict(task)}
-            observation, decision = await self._solve(agent, view, record)
-            code = decision.action
-            result = await sandbox.run(code, task.test_code, timeout=self.timeout)
-            passed = result.verdict == "PASSED"
-            empty, violations = await asyncio.to_thread(_static_check, code, task)
-            final, advisory = split_violations(violations)
-            info: dict[str, Any] = {
-                "level": task.level,
-                "verdict": result.verdict,
-                "isolation": result.isolation,
-                "detail": result.detail,
-                "duration_s": result.duration_s,
-                "no_code": empty,
-                "violations": [v.to_json() for v in final],
-            }
-            if advisory:
-                info["advisory_violations"] = [v.to_json() for v in advisory]
-            calls = list(decision.calls)
-            compliant: bool | None = None
-            if task.level and passed and not final and judge is not None:
-                verdict = await judge_constraints(judge, task, code, hints=advisory)
-                calls += verdict.calls
-                compliant = verdict.compliant
-                info["judge"] = {"compliant": verdict.compliant, "reasons": verdict.reasons}
-            info["quality"] = quality(passed, final, compliant)
-            if task.level == 0:
-                baseline = code if passed else None
-                info["baseline_solution"] = True
-            else:
-                if baseline is not None:
-                    base, label = baseline, "run-level0"
-                elif lowest.level == 0:
-                    base, label = lowest.reference_solution, "reference-level0"
-                else:  # an imported problem without a level-0 row
-                    base, label = lowest.reference_solution, "reference-lowest-level"
-                info.update(await self._novelty(code, [base]))
-                info["baseline"] = label
-            step = _step(index, observation, decision, info)
-            step.calls = calls
-            record.steps.append(step)
-        record.outcome = {
-            "subset": "explore",
-            "levels": len(levels),
-            "passed_levels": sum(s.info["quality"] == 1.0 for s in record.steps),
-        }
+        await self.services.aclose()
 
     # ---- metrics ----
 
@@ -463,150 +347,7 @@ class CreativeBenchmark(Benchmark):
         return out
 
 
-# ---- helpers ----
-
-
-class _TaskEnv(Env):
-    """Shows a task; accepts one program and says whether it is Python (contract checks)."""
-
-    def __init__(self, view: dict[str, Any]) -> None:
-        self.view = view
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> Observation:
-        return Observation(_render(self.view), copy.deepcopy(self.view))
-
-    def step(self, action: str) -> Step:
-        import ast
-
-        try:
-            tree = ast.parse(action)
-        except (SyntaxError, ValueError):
-            tree = None
-        # A solution defines what the tests call: a program without a def or class is not one.
-        valid = tree is not None and any(
-            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-            for node in tree.body
-        )
-        feedback = "Program received." if valid else "Not a Python program defining a function."
-        view = copy.deepcopy(self.view)  # each call returns its own data (Gymnasium's rule)
-        return Step(Observation(feedback, view), 0.0, True, False, {"valid": valid})
-
-
-def _as_dict(task: Any) -> dict[str, Any]:
-    """A task as plain JSON-ready data (what the solver's observation carries)."""
-    return _plain({f.name: getattr(task, f.name) for f in fields(task)})
-
-
-def _plain(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _render(view: dict[str, Any]) -> str:
-    task = view["task"]
-    lines = [task["question"]]
-    if view["subset"] == "explore" and task.get("constraints"):
-        lines += ["", "Constraints:", *[f"- {c}" for c in task["constraints"]]]
-    return "\n".join(lines)
-
-
-def _step(index: int, observation: Observation, decision: Any, info: dict[str, Any]) -> StepRecord:
-    return StepRecord(
-        index=index,
-        observation=observation.text,
-        thought=decision.thought,
-        action=decision.action,
-        feedback=f"{info['verdict']}: {info.get('detail', '')}".strip(": "),
-        valid=info["verdict"] != "SYNTAX_ERROR",
-        info=info,
-        calls=list(decision.calls),
-    )
-
-
-def _novelty_info(score: Any) -> dict[str, Any]:
-    return {
-        "ngram_distance": score.ngram_distance,
-        "embedding_distance": score.embedding_distance,
-        "novelty": score.novelty,
-    }
-
-
-def no_code(code: str) -> bool:
-    """Whether an answer holds no Python the parser accepts: empty, prose without a code block,
-    or code that does not parse (also when it nests too deeply for the parser)."""
-    if not code.strip():
-        return True
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
-    return False
-
-
-def _static_check(code: str, task: ExploreTask) -> tuple[bool, list[Any]]:
-    """(no_code, violations) of one Explore answer: the CPU part of scoring a level, run in a
-    worker thread. Level 0 has no constraint to check."""
-    from forkingpaths.benchmarks.creativebench.constraints import check_constraints
-
-    violations = check_constraints(code, task.constraints_detail) if task.level else []
-    return no_code(code), violations
-
-
-def cap_code(code: str, limit: int = NOVELTY_CODE_LIMIT) -> tuple[str, bool]:
-    """(the first `limit` UTF-8 bytes of `code`, whether it was cut); a character split by the
-    cut is dropped."""
-    if len(code) * 4 <= limit:
-        return code, False
-    data = code.encode("utf-8", errors="replace")
-    if len(data) <= limit:
-        return code, False
-    return data[:limit].decode("utf-8", errors="ignore"), True
-
-
-def _novelty_in_thread(
-    code: str, bases: Sequence[str], backend: EmbeddingBackend | None
-) -> NoveltyScore:
-    from forkingpaths.benchmarks.creativebench.novelty import combo_novelty, explore_novelty
-
-    if len(bases) == 1:
-        return asyncio.run(explore_novelty(code, bases[0], backend))
-    return asyncio.run(combo_novelty(code, bases, backend))
-
-
-async def score_novelty(
-    code: str, bases: Sequence[str], backend: EmbeddingBackend | None
-) -> NoveltyScore:
-    """`novelty.explore_novelty` (one base, Eq. 4) or `novelty.combo_novelty` (the k sources,
-    Eq. 5), with the CPU work off the event loop, so one large answer does not stall the other
-    episodes: without a backend or with the in-process `ast-tfidf` one, the whole computation
-    (canonicalisation, 4-grams, AST features) runs in a worker thread; with a backend that
-    does its own I/O (`openai-compat/`, whose HTTP client belongs to this loop) or threading
-    (`sentence-transformers/`), the 4-gram term runs in a worker thread and the embeddings are
-    awaited here, each pair in one call as `novelty.novelty` does, the terms added as Eq. 3
-    adds them."""
-    from forkingpaths.benchmarks.creativebench.novelty import (
-        AstTfidfEmbeddings,
-        NoveltyScore,
-        embedding_distance,
-    )
-
-    if backend is None or isinstance(backend, AstTfidfEmbeddings):
-        return await asyncio.to_thread(_novelty_in_thread, code, list(bases), backend)
-    lexical = await asyncio.to_thread(_novelty_in_thread, code, list(bases), None)
-    distances = await asyncio.gather(*(embedding_distance(code, b, backend) for b in bases))
-    semantic = sum(distances) / len(distances)
-    return NoveltyScore(
-        ngram_distance=lexical.ngram_distance,
-        embedding_distance=semantic,
-        novelty=semantic + lexical.novelty,
-    )
+# ---- aggregates ----
 
 
 def _rows(record: EpisodeRecord) -> list[dict[str, Any]]:
@@ -635,17 +376,17 @@ def _cells(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Pass@1, Novelty, Creativity (Eq. 2) and Novelty of the passed rows over some rows, with
     `metrics.quality`'s values and `metrics.creativity`; None where no row counts; and the
     `no_code` and `reference_baselines` counts."""
-    from forkingpaths.benchmarks.creativebench.metrics import creativity, mean_std
-
     scored = [r for r in rows if r["novelty"] is not None]
     passed = [r for r in scored if r["quality"] == 1.0]
     return {
-        "pass_at_1": mean_std([r["quality"] for r in rows])[0] if rows else None,
-        "novelty": mean_std([r["novelty"] for r in scored])[0] if scored else None,
-        "creativity": creativity([r["quality"] for r in scored], [r["novelty"] for r in scored])
+        "pass_at_1": metrics.mean_std([r["quality"] for r in rows])[0] if rows else None,
+        "novelty": metrics.mean_std([r["novelty"] for r in scored])[0] if scored else None,
+        "creativity": metrics.creativity(
+            [r["quality"] for r in scored], [r["novelty"] for r in scored]
+        )
         if scored
         else None,
-        "novelty_passed": mean_std([r["novelty"] for r in passed])[0] if passed else None,
+        "novelty_passed": metrics.mean_std([r["novelty"] for r in passed])[0] if passed else None,
         "no_code": sum(r["no_code"] for r in rows),
         "reference_baselines": sum(r["reference_baseline"] for r in rows),
     }
@@ -666,13 +407,11 @@ def trial_cells(records: list[EpisodeRecord]) -> dict[int, dict[str, Any]]:
 def _subset_summary(records: list[EpisodeRecord]) -> dict[str, Any]:
     """Table 3 cells for one subset: row means per trial; the mean over trials, and with
     several trials their sample standard deviation (`metrics.mean_std`)."""
-    from forkingpaths.benchmarks.creativebench.metrics import mean_std
-
     per_trial = list(trial_cells(records).values())
     out: dict[str, Any] = {}
     for key in TRIAL_METRICS:
         values = [c[key] for c in per_trial if c[key] is not None]
-        mean, std = mean_std(values)
+        mean, std = metrics.mean_std(values)
         out[key] = mean if values else None
         if len(values) > 1:
             out[f"{key}_std"] = std
@@ -693,8 +432,6 @@ async def evaluate_prompt(
     """Fitness of a solver instruction for the evolutionary baselines: per training instance,
     the episode's creativity (mean Quality x Novelty; 0 when nothing was scored), computed with
     the benchmark's own protocol."""
-    from forkingpaths.benchmarks.creativebench.agents.solver import CreativeSolver
-
     scores: list[float] = []
     for instance in instances:
         agent = CreativeSolver(model, instruction=instruction)

@@ -7,14 +7,39 @@ import asyncio
 import contextlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
+from forkingpaths.benchmarks.creativebench.agents.solver import read_prompt_file
+from forkingpaths.benchmarks.creativebench.benchmark import (
+    CreativeBenchmark,
+    evaluate_prompt,
+    trial_cells,
+)
+from forkingpaths.benchmarks.creativebench.construction.combo import run_combo_pipeline
+from forkingpaths.benchmarks.creativebench.construction.explore import run_explore_pipeline
+from forkingpaths.benchmarks.creativebench.env import SUBSETS
+from forkingpaths.benchmarks.creativebench.evolve import gepa_search, island_search
+from forkingpaths.benchmarks.creativebench.evorepe import (
+    HFSteeredModel,
+    creativity_vector,
+    prompt_pairs,
+    save_vector,
+)
+from forkingpaths.benchmarks.creativebench.metrics import (
+    paired_confidence_interval,
+    paired_t_test,
+    robustness_report,
+)
+from forkingpaths.benchmarks.creativebench.novelty import make_embedding_backend, novelty
+from forkingpaths.benchmarks.creativebench.sandbox import Sandbox, exec_json
+from forkingpaths.benchmarks.creativebench.tasks import import_report
 from forkingpaths.core.errors import ConfigError
-
-if TYPE_CHECKING:
-    from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.records import EpisodeRecord, ModelOptions
+from forkingpaths.models.factory import check_model_access, make_model
+from forkingpaths.models.runtime import ModelRuntime
+from forkingpaths.runner.rundir import load_records
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -39,8 +64,6 @@ def import_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print the JSON report")] = False,
 ) -> None:
     """Validate a task file (the paper's release format or ours); bad rows by line and field."""
-    from forkingpaths.benchmarks.creativebench.tasks import import_report
-
     if not path.exists():
         raise ConfigError(f"{path}: no such file")
     report = import_report(path)
@@ -62,8 +85,6 @@ def exec_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Run SOLUTION with TESTS in the sandbox and print the verdict."""
-    from forkingpaths.benchmarks.creativebench.sandbox import exec_json
-
     for given in (solution, tests):
         if not given.exists():
             raise ConfigError(f"{given}: no such file")
@@ -85,7 +106,8 @@ def serve_cmd(
     workers: Annotated[int | None, typer.Option(help="sandbox workers (default: cores)")] = None,
 ) -> None:
     """AutoCodeBench-style /submit service backed by the sandbox (Ctrl-C stops it)."""
-    from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
+    # Deferred: aiohttp's web server takes about 0.2 s to import and only this command needs
+    # it, while every `forkingpaths` command line loads this module.
     from forkingpaths.benchmarks.creativebench.serve import serve
 
     async def main() -> None:
@@ -110,8 +132,6 @@ def novelty_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """N(A, B) = embedding distance + character 4-gram distance (Eq. 3)."""
-    from forkingpaths.benchmarks.creativebench.novelty import make_embedding_backend, novelty
-
     backend = make_embedding_backend(embedding, **({"base_url": base_url} if base_url else {}))
     score = asyncio.run(novelty(_read(a), _read(b), backend))
     payload = {
@@ -135,9 +155,6 @@ def robustness_cmd(
 ) -> None:
     """App. F: novelty of each sample against itself after renaming, reformatting and comment
     growth; a robust metric stays near 0 for these superficial edits."""
-    from forkingpaths.benchmarks.creativebench.metrics import robustness_report
-    from forkingpaths.benchmarks.creativebench.novelty import make_embedding_backend
-
     backend = make_embedding_backend(embedding, **({"base_url": base_url} if base_url else {}))
     rows = asyncio.run(robustness_report([_read(p) for p in samples], backend))
     if as_json:
@@ -156,8 +173,6 @@ TTEST_METRICS = ("pass_at_1", "novelty", "creativity", "novelty_passed")
 
 
 def _run_records(run: Path) -> list[EpisodeRecord]:
-    from forkingpaths.api import load_records
-
     if not (run / "episodes.jsonl").exists():
         raise ConfigError(f"{run}: not a run directory (no episodes.jsonl)")
     records = [r for r in load_records(run) if r.status == "ok"]
@@ -196,8 +211,6 @@ def _paired_records(
 
 
 def _per_trial_samples(records: list[EpisodeRecord], subset: str) -> dict[Any, dict[str, Any]]:
-    from forkingpaths.benchmarks.creativebench.benchmark import trial_cells
-
     return trial_cells([r for r in records if r.initial_info.get("subset") == subset])
 
 
@@ -248,12 +261,6 @@ def ttest_cmd(
     trials and seeds. Reports the mean difference A - B, its confidence interval, t, df and the
     two-sided p.
     """
-    from forkingpaths.benchmarks.creativebench.benchmark import SUBSETS
-    from forkingpaths.benchmarks.creativebench.metrics import (
-        paired_confidence_interval,
-        paired_t_test,
-    )
-
     chosen = "pass_at_1" if metric == "quality" else metric
     if chosen != "all" and chosen not in TTEST_METRICS:
         raise ConfigError(
@@ -312,9 +319,7 @@ def ttest_cmd(
         typer.echo(f"skipped: {line}")
 
 
-def _model_options(base_url: str | None, api_key_env: str | None):  # type: ignore[no-untyped-def]
-    from forkingpaths.core.records import ModelOptions
-
+def _model_options(base_url: str | None, api_key_env: str | None) -> ModelOptions:
     return ModelOptions(base_url=base_url, api_key_env=api_key_env)
 
 
@@ -334,8 +339,6 @@ def build_combo_cmd(
 ) -> None:
     """Combo construction (§3.2, Algorithm 1): fusion, sandbox verification with repair,
     generated tests, reverse-engineered statement, difficulty/audit/diversity filters."""
-    from forkingpaths.benchmarks.creativebench.pipelines import run_combo_pipeline
-
     if n < 1 or k < 2:
         raise ConfigError(f"--n must be >= 1 and --k >= 2, got n={n}, k={k}")
     report = asyncio.run(
@@ -369,8 +372,6 @@ def build_explore_cmd(
 ) -> None:
     """Explore construction (§3.3, Algorithm 2): constraint stacking level by level, the solver
     refining from the base solution with sandbox and judge feedback."""
-    from forkingpaths.benchmarks.creativebench.pipelines import run_explore_pipeline
-
     if max_levels < 1 or attempts < 1:
         raise ConfigError("--max-levels and --attempts must be >= 1")
     options = _model_options(base_url, api_key_env)
@@ -429,11 +430,6 @@ def evolve_cmd(
     rest, disjoint from it: the command prints the evaluation command with those ids, and the
     prompt file records both lists (`settings.train_instances`, `settings.eval_instances`).
     """
-    from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark, evaluate_prompt
-    from forkingpaths.benchmarks.creativebench.evolve import gepa_search, island_search
-    from forkingpaths.models.factory import check_model_access, make_model
-    from forkingpaths.models.runtime import ModelRuntime
-
     if method not in ("island", "gepa"):
         raise ConfigError(f"--method: expected island or gepa, got {method!r}")
     if train < 1:
@@ -514,15 +510,6 @@ def evorepe_vector_cmd(
     """EvoRePE (§4.3): the creativity vector = PCA_1 of last-token activation shifts between
     base and evolved prompts at LAYER; run with `--model hf/MODEL --model-extra
     evorepe_vector=OUT --model-extra evorepe_alpha=0.1`."""
-    from forkingpaths.benchmarks.creativebench.agents.solver import read_prompt_file
-    from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark
-    from forkingpaths.benchmarks.creativebench.evorepe import (
-        HFSteeredModel,
-        creativity_vector,
-        prompt_pairs,
-        save_vector,
-    )
-
     instruction = read_prompt_file(str(prompt_file))
     bench = CreativeBenchmark()
     tasks = (

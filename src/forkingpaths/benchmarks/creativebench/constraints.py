@@ -57,13 +57,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from forkingpaths.benchmarks.creativebench import constraint_judge_prompts as prompts
-from forkingpaths.core.chat import Message, ModelParams
+from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
 
 if TYPE_CHECKING:
+    # For annotations only: `tasks` validates its rows with this module's `validate_rules`.
     from forkingpaths.benchmarks.creativebench.tasks import ExploreTask
-    from forkingpaths.core.chat import ChatModel
 
 RULE_KINDS = ("calls", "imports", "nodes", "operators", "names")
 """Keys a `Constraint.check` mapping may hold."""

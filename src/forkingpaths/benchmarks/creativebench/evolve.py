@@ -27,6 +27,7 @@ import random
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -495,7 +496,7 @@ async def gepa_search(
     metric calls.
     """
     try:
-        import gepa
+        import gepa  # deferred: an optional extra (`pip install gepa`)
     except ImportError:
         raise ConfigError(
             "gepa_search needs the `gepa` package, which is not installed: "
@@ -627,7 +628,7 @@ class _GepaBridge:
     def evaluate(
         self, batch: list[int], candidate: dict[str, str], capture_traces: bool = False
     ) -> Any:
-        from gepa.core.adapter import EvaluationBatch
+        from gepa.core.adapter import EvaluationBatch  # deferred: the optional gepa extra
 
         values = self.on_loop(self.fitness.scores(candidate[GEPA_COMPONENT]))
         traces = [{"task": i, "score": values[i]} for i in batch] if capture_traces else None
@@ -704,8 +705,6 @@ def _feedback(score: float) -> str:
 
 
 def _gepa_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("gepa")
     except PackageNotFoundError:

@@ -39,12 +39,11 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (
 )
 from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams, Usage
 from forkingpaths.core.errors import ConfigError, shown
+from forkingpaths.core.records import ModelOptions
+from forkingpaths.models.runtime import ModelRuntime
 
 if TYPE_CHECKING:
     import torch
-
-    from forkingpaths.core.records import ModelOptions
-    from forkingpaths.models.runtime import ModelRuntime
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-7B-Instruct"
 DEFAULT_LAYER = 26
@@ -66,6 +65,7 @@ _LAYER_PATHS = ("model.layers", "model.decoder.layers", "transformer.h", "gpt_ne
 def require_hf() -> tuple[Any, Any]:
     """(torch, transformers), or a ConfigError saying how to install them."""
     try:
+        # Deferred: torch and transformers are the optional `hf` extra, heavy to import.
         import torch
         import transformers
     except ImportError as exc:

@@ -20,13 +20,10 @@ import statistics
 import tokenize
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forkingpaths.benchmarks.creativebench.novelty import ngram_distance, novelty
+from forkingpaths.benchmarks.creativebench.novelty import EmbeddingBackend, ngram_distance, novelty
 from forkingpaths.core.errors import ConfigError, shown
-
-if TYPE_CHECKING:
-    from forkingpaths.benchmarks.creativebench.novelty import EmbeddingBackend
 
 # ---- quality and creativity ----
 

@@ -45,14 +45,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+import pydantic
 
 from forkingpaths.core.errors import ConfigError, ModelError, NameNotFound, shown
+from forkingpaths.core.records import ModelOptions
+from forkingpaths.models.endpoints import checked_base_url, openai_compat_api_key
+from forkingpaths.models.limits import RequestLimits
+from forkingpaths.models.retry import Verdict, call_with_retries
+from forkingpaths.models.runtime import ModelRuntime
 
 if TYPE_CHECKING:
     import openai
-
-    from forkingpaths.models.retry import Verdict
-    from forkingpaths.models.runtime import ModelRuntime
 
 NGRAM = 4
 """Character n-gram length of the lexical term (the paper's G_4)."""
@@ -456,11 +459,6 @@ class OpenAICompatEmbeddings:
         runtime: ModelRuntime | None = None,
         batch_size: int = 64,
     ) -> None:
-        from forkingpaths.core.records import ModelOptions
-        from forkingpaths.models.endpoints import checked_base_url, openai_compat_api_key
-        from forkingpaths.models.limits import RequestLimits
-        from forkingpaths.models.runtime import ModelRuntime
-
         if not model.strip():
             raise ConfigError("openai-compat embeddings need a model name: openai-compat/<model>")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -481,6 +479,7 @@ class OpenAICompatEmbeddings:
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def _current_client(self) -> openai.AsyncOpenAI:
+        # Deferred: the openai SDK takes about 0.5 s to import and only this backend needs it.
         import openai
 
         # The connection pool belongs to the loop it was opened on, as for the chat client.
@@ -501,8 +500,7 @@ class OpenAICompatEmbeddings:
         return self._client
 
     async def _send(self, batch: list[str]) -> list[list[float]]:
-        import pydantic
-
+        # Deferred: models.openai_compat imports the openai SDK (about 0.5 s).
         from forkingpaths.models.openai_compat import MalformedResponse
 
         client = self._current_client()
@@ -523,13 +521,12 @@ class OpenAICompatEmbeddings:
         return vectors
 
     def _classify(self, err: Exception) -> Verdict | None:
+        # Deferred: models.openai_compat imports the openai SDK (about 0.5 s).
         from forkingpaths.models.openai_compat import classify_openai_error
 
         return classify_openai_error(err)
 
     async def _send_with_retries(self, batch: list[str]) -> list[list[float]]:
-        from forkingpaths.models.retry import call_with_retries
-
         async def attempt() -> list[list[float]]:
             async with self._limits.slot():
                 return await self._send(batch)
@@ -607,6 +604,7 @@ class SentenceTransformerEmbeddings:
                 " directory nor in the Hugging Face cache); download it first (huggingface-cli"
                 " download ...) or give its local path; nothing is fetched at run time"
             )
+        # Deferred: sentence-transformers is an optional extra that imports torch.
         from sentence_transformers import SentenceTransformer
 
         self.name = spec

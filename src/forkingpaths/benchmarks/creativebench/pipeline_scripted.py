@@ -11,12 +11,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from forkingpaths.benchmarks.creativebench import constraint_judge_prompts
 from forkingpaths.benchmarks.creativebench import pipeline_prompts as prompts
 from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
-
-SCRIPTED_POLICIES = MappingProxyType({"creativebench-pipeline": f"{__name__}:PipelinePolicy"})
-"""Policy name -> entry point, for `Benchmark.scripted_policies`."""
 
 BROKEN_MARKER = "_build_fusion_table"
 """The undefined name a `broken_first` fusion calls; a repair request fixes it only when its
@@ -802,8 +800,6 @@ class PipelinePolicy:
         self.fail_rules = tuple(fail_rules)
 
     def respond(self, messages: list[Message], params: ModelParams) -> str:
-        from forkingpaths.benchmarks.creativebench import constraint_judge_prompts
-
         request = _request(messages)
         heading = request.splitlines()[0].strip() if request else ""
         handlers: dict[str, Callable[[str, ModelParams], str]] = {
@@ -944,11 +940,9 @@ class PipelinePolicy:
         return f"{_fence(code)}\nApproach: rewrote the blocked constructs with explicit helpers."
 
     def _judge(self, request: str, params: ModelParams) -> str:
-        from forkingpaths.benchmarks.creativebench import constraint_judge_prompts as judge
-
         sections = _sections(request)
-        code = _first_code(sections.get(judge.SECTION_CODE, ""))
-        listing = sections.get(judge.SECTION_CONSTRAINTS, "")
+        code = _first_code(sections.get(constraint_judge_prompts.SECTION_CODE, ""))
+        listing = sections.get(constraint_judge_prompts.SECTION_CONSTRAINTS, "")
         numbers = [int(n) for n in _JUDGE_NUMBER.findall(listing)]
         names = _JUDGE_BLOCKED.findall(listing)
         try:

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
+from forkingpaths.benchmarks.creativebench.constraints import validate_rules
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -331,8 +332,6 @@ class _Fields:
 def _rule_problem(kind: str, names: list[str]) -> str:
     """Why the checker would never match `names` under `kind` (an unknown ast node or operator
     class: "Fro", "Modulo"), as `constraints.validate_rules` says it; "" when they are fine."""
-    from forkingpaths.benchmarks.creativebench.constraints import validate_rules
-
     prefix = f"{kind}.{kind}: "
     try:
         validate_rules({kind: tuple(names)}, kind)

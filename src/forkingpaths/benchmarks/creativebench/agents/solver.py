@@ -30,7 +30,7 @@ from string import Template
 from typing import Any
 
 from forkingpaths.benchmarks.creativebench.agents import solver_prompts as prompts
-from forkingpaths.core.agent import Decision
+from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.env import Observation
@@ -290,15 +290,6 @@ class ReferenceSolver:
 
     def state(self) -> dict[str, Any]:
         return {}
-
-
-def require_model(model: ChatModel | None, agent: str) -> ChatModel:
-    """The model an LLM solver needs, or a ConfigError saying how to give one."""
-    if model is None:
-        raise ConfigError(
-            f"model: solver {agent} needs one; got none (e.g. --model scripted/creative-solver)"
-        )
-    return model
 
 
 def make_vanilla(
