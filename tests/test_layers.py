@@ -56,7 +56,10 @@ DEFERRABLE = (
     "sentence_transformers",
     "matplotlib",
     "gepa",
+    "openai",  # the SDK takes ~0.5 s to import; an optional embedding backend needs it
+    "forkingpaths.models.openai_compat",  # imports the SDK
     "forkingpaths.models.mockserver",  # aiohttp's server, for one CLI command
+    "forkingpaths.benchmarks.creativebench.serve",  # aiohttp's server, for one CLI command
 )
 
 # Modules whose every import is deliberate and deferred: the sandbox's worker runs in a fresh
