@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import importlib.util
 import json
 import logging
@@ -13,12 +14,18 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
+from tests.benchmarks.creativebench.sandbox_helpers import (
+    assert_stopped_by_a_time_limit,
+    descendants,
+    private_shared_tmp,
+    started,
+)
 
 from forkingpaths.benchmarks.creativebench import sandbox_worker
 from forkingpaths.benchmarks.creativebench.sandbox import (
@@ -42,6 +49,10 @@ UNUSED_UID = 1_999_999_999
 """A uid no file here belongs to."""
 
 FAST = Limits(wall_s=3.0, cpu_s=2.0, memory_mb=512)
+CPU_BOUND = Limits(wall_s=60.0, cpu_s=1.0, memory_mb=512)
+"""A CPU-time limit far below the wall-clock limit: a busy loop meets the CPU limit (1 s, the hard
+one at 2 s) first unless the machine gives it less than a thirtieth of a core: no race."""
+ROOT = os.geteuid() == 0
 ALLOWED_ENV = {
     "PATH",
     "HOME",
@@ -81,28 +92,14 @@ VERDICT_CASES = [
     ("import os\nos._exit(5)", Verdict.RUNTIME_ERROR, "exit status 5"),
     ("x = bytearray(8 * 1024 ** 3)", Verdict.MEMORY_LIMIT_EXCEEDED, "MemoryError"),
     ("x = []\nwhile True:\n    x.append(bytearray(10 ** 7))", Verdict.MEMORY_LIMIT_EXCEEDED, ""),
-    ("import time\ntime.sleep(60)", Verdict.TIME_LIMIT_EXCEEDED, "wall-clock"),
-    ("while True:\n    pass", Verdict.TIME_LIMIT_EXCEEDED, "CPU-time"),
     ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", Verdict.RUNTIME_ERROR, "SIGSEGV"),
 ]
 
 
-async def started(isolation: str, **kwargs) -> Sandbox:
-    """A started Sandbox at `isolation`; the test is skipped where that level cannot start."""
-    if isolation == "bwrap" and not shutil.which("bwrap"):
-        pytest.skip("bubblewrap is not installed")
-    sandbox = make(isolation, **kwargs)
-    try:
-        await sandbox.start()
-    except SandboxUnavailable as exc:
-        await sandbox.aclose()
-        pytest.skip(f"isolation {isolation} unavailable here: {exc}")
-    return sandbox
-
-
 @pytest.mark.parametrize("isolation", ["auto", "bwrap", "namespaces", "rlimits"])
 async def test_verdicts(isolation: str) -> None:
-    async with await started(isolation) as sandbox:
+    async with await started(isolation, limits=FAST) as sandbox:
+        workers = descendants(os.getpid())
         for program, verdict, detail in VERDICT_CASES:
             result = await sandbox.run(program, "")
             assert result.verdict == verdict, (program, result)
@@ -110,6 +107,62 @@ async def test_verdicts(isolation: str) -> None:
             assert result.isolation == sandbox.isolation
             if isolation != "auto":
                 assert result.isolation == isolation
+        # The time limits, at 1 s each (`timeout`): asleep it uses no CPU time, so only the wall
+        # clock can stop it; a busy loop may meet either limit first (a race on a busy machine).
+        slept = await sandbox.run("import time\ntime.sleep(60)", "", timeout=1.0)
+        spun = await sandbox.run("while True:\n    pass\nprint('finished')", "", timeout=1.0)
+        assert descendants(os.getpid()) == workers  # nothing a job started is left
+    assert (slept.verdict, slept.detail) == (
+        Verdict.TIME_LIMIT_EXCEEDED,
+        "wall-clock limit of 1.0 s exceeded",
+    )
+    assert_stopped_by_a_time_limit(spun, Limits(wall_s=1.0, cpu_s=1.0))
+
+
+@pytest.mark.parametrize("isolation", ["bwrap", "namespaces", "rlimits"])
+async def test_the_cpu_time_limit_stops_a_busy_loop(isolation: str) -> None:
+    async with await started(isolation, limits=CPU_BOUND) as sandbox:
+        spun = await sandbox.run("while True:\n    pass\n", "")
+        # A program that ignores SIGXCPU meets the hard limit, a second later: SIGKILL.
+        deaf = await sandbox.run(
+            "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass\n",
+            "",
+        )
+    assert (spun.verdict, spun.detail) == (
+        Verdict.TIME_LIMIT_EXCEEDED,
+        "CPU-time limit of 1.0 s exceeded (SIGXCPU)",
+    )
+    assert (deaf.verdict, deaf.detail) == (
+        Verdict.TIME_LIMIT_EXCEEDED,
+        "CPU-time limit of 1.0 s exceeded (SIGKILL)",
+    )
+
+
+RLIMITS_PROBE = (
+    "import resource\n"
+    "for name in ('CPU', 'AS', 'FSIZE', 'NPROC', 'CORE'):\n"
+    "    print(name, *resource.getrlimit(getattr(resource, 'RLIMIT_' + name)))\n"
+)
+
+
+@pytest.mark.parametrize("isolation", ["bwrap", "namespaces", "rlimits"])
+async def test_a_job_runs_under_its_limits(isolation: str) -> None:
+    async with await started(isolation, limits=FAST) as sandbox:
+        result = await sandbox.run(RLIMITS_PROBE, "")
+    assert result.verdict == Verdict.PASSED, result.detail
+    limits = dict(line.split(" ", 1) for line in result.stdout_tail.splitlines())
+    nproc = limits.pop("NPROC")
+    assert limits == {
+        "CPU": "2 3",  # SIGXCPU at the soft limit (cpu_s rounded up), SIGKILL a second later
+        "AS": f"{512 << 20} {512 << 20}",
+        "FSIZE": f"{16 << 20} {16 << 20}",
+        "CORE": "0 0",
+    }
+    if ROOT:  # the job has a uid of its own: the limit counts only its processes
+        assert nproc == "32 32"
+    else:  # the job shares the count with this user's other threads
+        soft, hard = map(int, nproc.split())
+        assert soft == hard >= 32
 
 
 async def test_source_and_tests_run_as_main() -> None:
@@ -219,9 +272,11 @@ async def test_timeout_replaces_the_wall_and_cpu_limits() -> None:
         spun = await sandbox.run("while True:\n    pass", "", timeout=1)
         with pytest.raises(ConfigError, match="timeout"):
             await sandbox.run("pass", "", timeout=0)
-    assert slept.verdict == Verdict.TIME_LIMIT_EXCEEDED
-    assert "0.5 s" in slept.detail
-    assert spun.verdict == Verdict.TIME_LIMIT_EXCEEDED
+    assert (slept.verdict, slept.detail) == (
+        Verdict.TIME_LIMIT_EXCEEDED,
+        "wall-clock limit of 0.5 s exceeded",  # asleep: only the wall clock can stop it
+    )
+    assert_stopped_by_a_time_limit(spun, Limits(wall_s=1.0, cpu_s=1.0))
 
 
 async def test_weaker_isolation_is_warned_once(caplog: pytest.LogCaptureFixture) -> None:
@@ -435,22 +490,28 @@ def test_leftover_killing_is_bounded_below_the_response_grace(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     assert sandbox_worker.LEFTOVER_KILL_S + sandbox_worker.OUTPUT_DRAIN_S < RESPONSE_GRACE_S / 2
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    private_shared_tmp(monkeypatch, tmp_path)
     state = sandbox_worker._WorkerState({"isolation": "rlimits"})
+    if state.tmp_watch is not None:
+        state.tmp_watch.close()
     state.pidns, state.job_uid = False, None
-    # A leftover that never dies: the loop gives up at the deadline and retires the worker.
-    monkeypatch.setattr(state, "_leftovers", lambda me: [os.getpid()])
-    monkeypatch.setattr(sandbox_worker, "_kill", lambda pid: None)
+    # A leftover that never dies, on a clock that ticks a second per look: the loop gives up at
+    # the deadline (3 s), having tried twice, and retires the worker.
+    ticks = iter(range(100))
+    clock = types.SimpleNamespace(monotonic=lambda: float(next(ticks)), sleep=lambda s: None)
+    killed: list[int] = []
+    monkeypatch.setattr(state, "_leftovers", lambda me: [12345])
+    monkeypatch.setattr(sandbox_worker, "_kill", killed.append)
     monkeypatch.setattr(sandbox_worker, "_reap", lambda: None)
-    monkeypatch.setattr(sandbox_worker, "LEFTOVER_KILL_S", 0.3)
-    started_at = time.monotonic()
+    monkeypatch.setattr(sandbox_worker, "time", clock)
+    monkeypatch.setattr(sandbox_worker, "LEFTOVER_KILL_S", 3.0)
     state.kill_leftovers()
-    assert time.monotonic() - started_at < 2.0
+    assert killed == [12345, 12345]
     assert state.retire
 
 
 async def test_a_worker_that_cannot_clean_up_is_replaced() -> None:
-    sandbox = await started("auto")
+    sandbox = await started("auto", limits=FAST)
     try:
         if sandbox.isolation == "rlimits":
             pytest.skip("a retired rlimits worker leaves its leftover behind (no PID namespace)")
@@ -494,17 +555,6 @@ def test_the_process_budget_counts_threads() -> None:
 
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
-
-
-def _below(root: int) -> set[int]:
-    """Live processes below `root`."""
-    table = sandbox_worker._process_table()
-    parents = {pid: ppid for pid, (ppid, state) in table.items() if state != "Z"}
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 @pytest.mark.skipif(
@@ -568,7 +618,7 @@ def test_an_unprivileged_worker(isolation: str) -> None:
         ready = json.loads(worker.stdout.readline())
         if not ready.get("ready"):
             pytest.skip(f"{isolation} unavailable to an unprivileged user here: {ready}")
-        before = _below(worker.pid)
+        before = descendants(worker.pid)
         daemons = run(
             "import os, subprocess, sys, time\n"
             "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
@@ -582,7 +632,7 @@ def test_an_unprivileged_worker(isolation: str) -> None:
         )
         assert daemons["verdict"] == "PASSED", daemons
         assert daemons["stdout_tail"] == f"{isolation == 'rlimits'}\n"
-        assert _below(worker.pid) == before  # nothing the job started is left
+        assert descendants(worker.pid) == before  # nothing the job started is left
         pool = run(
             "from concurrent.futures import ProcessPoolExecutor\n"
             "with ProcessPoolExecutor(2) as pool:\n"
@@ -715,8 +765,6 @@ def _children_left_checks() -> None:
     assert not sandbox_worker._children_left()
     if platform.machine() == "x86_64":
         # A child cloned with exit signal 0 (raw clone(2), number 56): plain waitid misses it.
-        import ctypes
-
         pid = ctypes.CDLL(None, use_errno=True).syscall(56, 0, 0, 0, 0, 0)
         if pid == 0:
             time.sleep(0.3)
@@ -755,7 +803,7 @@ async def test_standard_streams_are_those_of_a_fresh_interpreter(isolation: str)
         env=env,
         check=True,
     )
-    sandbox = await started(isolation)
+    sandbox = await started(isolation, limits=FAST)
     try:
         result = await sandbox.run(STREAM_PROBE, "")
     finally:
@@ -765,7 +813,7 @@ async def test_standard_streams_are_those_of_a_fresh_interpreter(isolation: str)
 
 
 async def test_what_a_job_left_unflushed_never_reaches_the_next() -> None:
-    sandbox = await started("auto")
+    sandbox = await started("auto", limits=FAST)
     try:
         first = await sandbox.run(
             "import os, sys\nsys.stdout.write('left in the buffer')\n"
@@ -823,7 +871,7 @@ async def test_what_a_job_changes_in_its_process_never_reaches_the_next() -> Non
         "assert sys.stdout.encoding == 'utf-8' and not sys.stdin.closed\n"
         "print('clean', sys.stdin.read() == '')\n"
     )
-    sandbox = await started("auto")
+    sandbox = await started("auto", limits=FAST)
     try:
         changed = await sandbox.run(changes, "")
         clean = await sandbox.run(probe, "")
@@ -836,7 +884,7 @@ async def test_what_a_job_changes_in_its_process_never_reaches_the_next() -> Non
 
 @pytest.mark.parametrize("ending", ["sys.stdout.close()", "sys.stdout = None"])
 async def test_a_program_may_close_or_drop_stdout_at_its_end(ending: str) -> None:
-    sandbox = await started("auto")
+    sandbox = await started("auto", limits=FAST)
     try:
         result = await sandbox.run(f"import sys\nprint('x')\n{ending}\n", "")
     finally:
@@ -890,11 +938,16 @@ def test_tmp_watch_overflow_means_scan_everything(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the shared-/tmp clean-up is rlimits as root")
 def test_rlimits_as_root_scans_only_where_something_was_made(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # Its own stand-ins for /tmp, /var/tmp and /dev/shm: what other processes make in the host's
+    # (a world-writable directory of theirs, files they write) is no event here.
+    tmp, _, _ = private_shared_tmp(monkeypatch, tmp_path)
     state = sandbox_worker._WorkerState({"isolation": "rlimits"})
     if state.tmp_watch is None:
         pytest.skip("inotify is unavailable here")
+    # A mount anywhere in the host's mount table means "scan everything" (tested on its own).
+    monkeypatch.setattr(state.tmp_watch.mounts, "changed", lambda: False)
     scanned: list[str] = []
     real = sandbox_worker._remove_owned
 
@@ -904,20 +957,16 @@ def test_rlimits_as_root_scans_only_where_something_was_made(
 
     monkeypatch.setattr(sandbox_worker, "_remove_owned", counting)
     try:
-        state.clean()  # the worker's own base directory was made in /tmp after the watch began
+        state.clean()  # the worker's own base directory was made in tmp after the watch began
+        assert scanned == [tmp]
         scanned.clear()
         state.clean()
         assert scanned == []
-        stray = Path("/tmp") / f"forkingpaths-stray-{os.getpid()}"
-        stray.write_text("x")
-        try:
-            state.clean()
-        finally:
-            stray.unlink()
-        assert scanned == ["/tmp"]
+        (Path(tmp) / "stray").write_text("x")
+        state.clean()
+        assert scanned == [tmp]
     finally:
         state.tmp_watch.close()
-        shutil.rmtree(state.base, ignore_errors=True)
 
 
 def test_tmp_watch_follows_a_directory_renamed_and_made_afresh(tmp_path: Path) -> None:

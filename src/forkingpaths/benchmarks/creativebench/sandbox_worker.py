@@ -46,10 +46,14 @@ stdout and stderr go through pipes the worker reads while the job runs, keeping 
 from __future__ import annotations
 
 import _signal
+import atexit
+import builtins
 import contextlib
 import ctypes
 import errno
+import fcntl
 import functools
+import gc
 import json
 import marshal
 import math
@@ -58,8 +62,15 @@ import resource
 import select
 import signal
 import stat
+import struct
 import sys
 import time
+import types
+
+# Every module imported here is held by the warm worker and copied by each job's fork: only what
+# is built in, loaded anyway (struct and types, by ctypes and functools) or used by every job
+# (fcntl). Heavier modules are imported where they are used, each saying why: socket (the
+# launcher's), shutil (after a job that left a tree), traceback (one of PRELOADED).
 
 PASSED = "PASSED"
 WRONG_ANSWER = "WRONG_ANSWER"
@@ -561,9 +572,7 @@ def _hide_requests(config: dict) -> list[str]:
 
 def _loopback_up() -> None:
     """A private loopback, as bubblewrap gives: programs may serve themselves on 127.0.0.1."""
-    import fcntl
-    import socket
-    import struct
+    import socket  # deferred: the launcher's; the worker, which every job forks from, has none
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack("16sH14x", b"lo", 0)
@@ -578,7 +587,7 @@ def _network_isolated() -> bool:
         with open("/proc/self/net/dev") as fh:
             names = {line.split(":", 1)[0].strip() for line in fh.readlines()[2:]}
     except OSError:
-        import socket
+        import socket  # deferred: only where /proc cannot say (see the docstring)
 
         names = {name for _, name in socket.if_nameindex()}
     return names <= {"lo"}
@@ -723,8 +732,6 @@ def _own_source() -> str:
 def _serve_command(config: dict) -> list[str]:
     """The command line of the serve stage: the bootstrap and an inherited memory file holding
     our code, marshalled; our source again where no memory file can be made."""
-    import fcntl
-
     config = dict(config, stage="serve")
     from_source = [sys.executable, "-s", "-c", _own_source(), json.dumps(config)]
     try:
@@ -801,8 +808,6 @@ def _serve(config: dict) -> None:
     for name in PRELOADED:
         with contextlib.suppress(ImportError):
             __import__(name)
-    import gc
-
     gc.freeze()  # the collector of a child then leaves the worker's objects (and pages) alone
     ready = {"ready": True, "isolation": config["isolation"], "pid": os.getpid()}
     if not state.pidns:
@@ -951,8 +956,6 @@ class _WorkerState:
         closing = [fd for pair in pipes for fd in pair]
         for fd in (out_w, err_w):
             with contextlib.suppress(OSError):
-                import fcntl
-
                 fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
         try:
             started = time.monotonic()
@@ -1296,6 +1299,8 @@ def _remove(path: str) -> None:
             with contextlib.suppress(OSError):
                 function(failed)
 
+        # Deferred: shutil (and what it imports) stays out of the warm worker that every job's
+        # fork copies; only a job that left a directory tree behind pays for it.
         import shutil
 
         shutil.rmtree(path, onerror=unlock)
@@ -1519,8 +1524,6 @@ def _setup_fds(null: int, fds) -> None:
     """0 /dev/null, 1 stdout, 2 stderr, 3 report, 4 nonce; every other descriptor closed."""
     sources = [null if null >= 0 else os.open(os.devnull, os.O_RDONLY), *fds]
     if min(sources) < len(sources):
-        import fcntl
-
         # Lifted above the target numbers first, so that no dup2 below clobbers a source.
         sources = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in sources]
     for target, source in enumerate(sources):  # 0 stdin, 1 stdout, 2 stderr, 3 report, 4 nonce
@@ -1650,9 +1653,6 @@ def _report(report: dict) -> None:
 
 def _run_program(job: dict, main_path: str) -> int:
     """Compile, then run as __main__; returns the exit status a fresh interpreter would give."""
-    import builtins
-    import types
-
     me = os.getpid()  # a forked copy that runs to the end reports nothing
     source = job["program"]
     sys.argv = [main_path]
@@ -1660,7 +1660,7 @@ def _run_program(job: dict, main_path: str) -> int:
     try:
         code = compile(source, main_path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
-        import traceback
+        import traceback  # one of PRELOADED: the worker has it; the launcher stages never need it
 
         text = "".join(traceback.format_exception_only(type(exc), exc))
         sys.stderr.write(text)
@@ -1700,7 +1700,7 @@ def _exit_status(exc: SystemExit) -> int:
 
 
 def _describe(exc: BaseException, main_path: str, source: str) -> dict:
-    import traceback
+    import traceback  # one of PRELOADED: the worker has it; the launcher stages never need it
 
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != main_path:
@@ -1735,8 +1735,6 @@ def _finish(status: int) -> int:
     try:
         if threading is not None:
             threading._shutdown()
-        import atexit
-
         atexit._run_exitfuncs()
     except SystemExit as exc:
         status = _exit_status(exc)
