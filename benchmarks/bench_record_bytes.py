@@ -67,14 +67,14 @@ def main() -> None:
         first = measure(runs)
         second = measure(args.against) if args.against else {}
         head = f"{'run':<62} {'episodes':>8} {'calls':>6} {'KiB/episode':>12}"
-        print(head + (f" {'then':>10} {'ratio':>6}" if second else ""))
+        print(head + (f" {'other':>10} {'this/other':>10}" if second else ""))
         for run, (episodes, calls, records, texts) in first.items():
             per = (records + texts) / max(episodes, 1) / 1024
             line = f"{run:<62} {episodes:>8} {calls:>6} {per:>12.1f}"
             if run in second:
                 e2, _, r2, t2 = second[run]
                 then = (r2 + t2) / max(e2, 1) / 1024
-                line += f" {then:>10.1f} {then / per if per else 0:>6.2f}"
+                line += f" {then:>10.1f} {per / then if then else 0:>10.2f}"
             print(line)
 
 

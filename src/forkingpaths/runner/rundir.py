@@ -138,7 +138,8 @@ class RunDirectory:
         """Write one finished episode (its message text into the text store first)."""
         data = record.model_dump(mode="json")
         self.texts.store(data)
-        append_jsonl(self.episodes_path, json.dumps(data, ensure_ascii=False), fsync=True)
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        append_jsonl(self.episodes_path, line, fsync=True)
 
     def iter_records(self) -> Iterator[EpisodeRecord]:
         """Every record in file order, message text not loaded (messages hold chunk ids); a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -44,15 +45,20 @@ def split_chunks(text: str) -> list[str]:
 
 
 def chunk_id(chunk: str) -> str:
-    """Content address of a chunk (80 bits of BLAKE2b: no collision within any run)."""
-    return hashlib.blake2b(chunk.encode(), digest_size=10).hexdigest()
+    """Content address of a chunk."""
+    return _address(chunk)
 
 
 def message_id(parent: str | None, role: str, chunks: list[str]) -> str:
     """Content address of a message in its chain: its role, its text and every message before
     it (as a commit's id covers its history)."""
-    key = "\0".join((parent or "", role, *chunks))
-    return hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+    return _address("\0".join((parent or "", role, *chunks)))
+
+
+def _address(text: str) -> str:
+    # 80 bits of BLAKE2b in URL-safe base64: 14 characters, no collision within any run.
+    digest = hashlib.blake2b(text.encode(), digest_size=10).digest()
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
 class TextStore:
@@ -107,7 +113,10 @@ class TextStore:
                 call["messages"], call["messages_ref"] = [], parent
         if not new:
             return
-        lines = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in new.values())
+        lines = "".join(
+            json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+            for entry in new.values()
+        )
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(lines)
             handle.flush()
