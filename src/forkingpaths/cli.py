@@ -61,8 +61,9 @@ def _print_table(console: Console, title: str, header: list[str], rows: list[lis
     console.print(table)
 
 
-def build_app() -> typer.Typer:
-    """Build the Typer app; benchmark sub-commands are mounted from the registry."""
+def build_app(mount: str | None = "*") -> typer.Typer:
+    """Build the Typer app; benchmark sub-commands are mounted from the registry: every
+    benchmark's (`mount="*"`), one benchmark's (its name) or none (None)."""
 
     app = typer.Typer(
         help="forkingpaths: benchmarks of exploration, divergent thinking and imagination in "
@@ -365,12 +366,24 @@ def build_app() -> typer.Typer:
             seed=seed,
         )
 
-    for _bid, path in sorted(benchmark_table().items()):
+    for bid, path in sorted(benchmark_table().items()):
+        if mount != "*" and bid.rsplit("-v", 1)[0] != mount:
+            continue
         cls = load_entry_point(path)
         entry = getattr(cls, "cli_entry_point", None)
         if entry:
             app.add_typer(load_entry_point(entry), name=cls.name, help=cls.description)
     return app
+
+
+def _commands_to_mount(argv: list[str]) -> str | None:
+    """Which benchmark's commands a command line needs: its own when it names a benchmark
+    (`forkingpaths griddag ...`), all for the top-level help, none for the other commands (a
+    benchmark's commands import its whole package: `run` should not pay for every one)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is None:
+        return "*"
+    return command if command in benchmark_names() else None
 
 
 def _run_async(coro: Any) -> Any:
@@ -386,7 +399,7 @@ def _run_async(coro: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: user errors print one clear line and exit 2."""
-    app = build_app()
+    app = build_app(_commands_to_mount(sys.argv[1:] if argv is None else argv))
     try:
         # Without standalone mode the parser returns (not raises) the code of typer.Exit.
         code = app(args=argv, standalone_mode=False, prog_name="forkingpaths")
