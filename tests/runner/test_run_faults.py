@@ -117,6 +117,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_killed_run_completes_on_rerun_with_identical_metrics(tmp_path: Path, sig: int) -> None:
     instances = "low-easy-s0,low-easy-s1,low-easy-s2,medium-easy-s0,medium-easy-s1,low-medium-s1"

@@ -71,6 +71,7 @@ async def sandbox(request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
         await started.aclose()
 
 
+@pytest.mark.slow
 async def test_infinite_loop(sandbox: Sandbox, tmp_path: Path) -> None:
     outside = Outside.take(tmp_path)
     result = await sandbox.run("while True:\n    pass\n", "")
@@ -78,6 +79,7 @@ async def test_infinite_loop(sandbox: Sandbox, tmp_path: Path) -> None:
     outside.assert_unchanged()
 
 
+@pytest.mark.slow
 async def test_fork_bomb(sandbox: Sandbox, tmp_path: Path) -> None:
     outside = Outside.take(tmp_path)
     bomb = (

@@ -119,6 +119,7 @@ async def test_verdicts(isolation: str) -> None:
     assert_stopped_by_a_time_limit(spun, Limits(wall_s=1.0, cpu_s=1.0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["bwrap", "namespaces", "rlimits"])
 async def test_the_cpu_time_limit_stops_a_busy_loop(isolation: str) -> None:
     async with await started(isolation, limits=CPU_BOUND) as sandbox:
