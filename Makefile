@@ -56,6 +56,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_turtlesoup.py
 	$(BIN)/python benchmarks/bench_sandbox.py
 	$(BIN)/python benchmarks/bench_novelty.py
+	$(BIN)/python benchmarks/bench_record_bytes.py
 
 clean:
 	rm -rf $(VENV) .sandbox-venv .pytest_cache .ruff_cache
