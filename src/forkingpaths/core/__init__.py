@@ -38,6 +38,7 @@ from forkingpaths.core.env import (
 from forkingpaths.core.errors import (
     BudgetExhausted,
     ConfigError,
+    ContextLengthExceeded,
     ForkingPathsError,
     InvalidFile,
     MissingAPIKey,
@@ -67,6 +68,7 @@ __all__ = [
     "ChatRequest",
     "Completion",
     "ConfigError",
+    "ContextLengthExceeded",
     "Decision",
     "Env",
     "EpisodeRecord",

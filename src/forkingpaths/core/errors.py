@@ -34,6 +34,12 @@ class ModelError(ForkingPathsError):
     """A model call failed for good (retries exhausted or a non-retryable API error)."""
 
 
+class ContextLengthExceeded(ModelError):
+    """The prompt does not fit the model's context window: not retryable. The episode ends
+    there, recorded as errored with this cause (a model's limit, counted apart from outages);
+    a larger context (`local_n_ctx` for local models) or a shorter budget lets it finish."""
+
+
 class BudgetExhausted(ForkingPathsError):
     """The run's spending limit was reached; no new episode is scheduled."""
 

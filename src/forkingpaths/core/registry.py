@@ -53,6 +53,11 @@ MODEL_APIS: Mapping[str, ModelAPIEntry] = MappingProxyType(
             "forkingpaths.models.litellm_model:make_litellm",
             "forkingpaths.models.endpoints:check_litellm",
         ),
+        # A GGUF model on llama.cpp's server, started and stopped by the harness (`local` extra).
+        "local": ModelAPIEntry(
+            "forkingpaths.models.local:make_local",
+            "forkingpaths.models.local:check_local",
+        ),
         "scripted": ModelAPIEntry(
             "forkingpaths.models.scripted:make_scripted",
             "forkingpaths.models.scripted:check_scripted",

@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 # 408 and 409 are transient by HTTP semantics (request timeout, conflicting concurrent request).
 _RETRYABLE_4XX = frozenset({408, 409, 429})
 
+# How servers say a prompt is longer than the context window: OpenAI's error code, and the
+# messages of OpenAI, vLLM and llama.cpp's server.
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "exceed context window",
+    "context window of",
+    "longer than the model's context",
+)
+
 
 class MalformedResponse(Exception):
     """A 200 response whose body is not a chat completion (bad JSON, missing `choices`)."""
@@ -58,7 +68,8 @@ def classify_openai_error(err: Exception) -> Verdict | None:
         headers = getattr(response, "headers", None)
         after = retry_after_from_headers(headers.items()) if headers is not None else None
         return Verdict(retry=True, retry_after_s=after)
-    return Verdict(retry=False)
+    text = f"{getattr(err, 'code', '') or ''} {err}".lower()
+    return Verdict(retry=False, context_exceeded=any(m in text for m in _CONTEXT_MARKERS))
 
 
 def parse_chat_response(response: object) -> RawAnswer:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-from forkingpaths.core.errors import ConfigError, ModelError
+from forkingpaths.core.errors import ConfigError, ContextLengthExceeded, ModelError
 
 T = TypeVar("T")
 
@@ -27,6 +27,8 @@ class Verdict:
     """True for transient failures (429, 5xx, timeouts, dropped connections, malformed bodies)."""
     retry_after_s: float | None = None
     """Delay the server asked for (Retry-After), None to use the backoff schedule."""
+    context_exceeded: bool = False
+    """The request's prompt is longer than the model's context window (never retried)."""
 
 
 Classifier = Callable[[Exception], Verdict | None]
@@ -127,6 +129,10 @@ async def call_with_retries(
             verdict = classify(err)
             if verdict is None:
                 raise
+            if verdict.context_exceeded:
+                raise ContextLengthExceeded(
+                    f"model {model!r}: the prompt does not fit its context window: {_describe(err)}"
+                ) from err
             if not verdict.retry:
                 raise ModelError(
                     f"model {model!r} call failed (not retryable) after {attempts} attempt(s):"
