@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
+import secrets
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -80,40 +82,112 @@ def import_cmd(
 @app.command("exec")
 def exec_cmd(
     solution: Annotated[Path, typer.Argument(help="the solution file")],
-    tests: Annotated[Path, typer.Option(help="the test file (runs with the solution as __main__)")],
+    tests: Annotated[
+        Path, typer.Option(help="the test file, appended to the solution (run as __main__)")
+    ],
     timeout: Annotated[float | None, typer.Option(help="seconds (default 10)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """Run SOLUTION with TESTS in the sandbox and print the verdict."""
+    """Run SOLUTION with TESTS appended to it, as one program, in the sandbox and print the
+    verdict; exit 1 unless it is PASSED (2 for bad input)."""
     for given in (solution, tests):
         if not given.exists():
             raise ConfigError(f"{given}: no such file")
-    if timeout is not None and timeout <= 0:
+    if timeout is not None and (not math.isfinite(timeout) or timeout <= 0):
         raise ConfigError(f"--timeout: expected seconds > 0, got {timeout}")
     result = exec_json(solution, tests, timeout)
     if as_json:
         typer.echo(json.dumps(result))
-        return
-    typer.echo(f"{result['verdict']} ({result['isolation']}, {result['duration_s']:.3f} s)")
-    for key in ("stdout_tail", "stderr_tail"):
-        if result[key]:
-            typer.echo(f"{key}:\n{result[key]}")
+    else:
+        typer.echo(f"{result['verdict']} ({result['isolation']}, {result['duration_s']:.3f} s)")
+        typer.echo(f"ran {solution} with {tests} appended to it, as one program (__main__)")
+        for key in ("stdout_tail", "stderr_tail"):
+            if result[key]:
+                typer.echo(f"{key}:\n{result[key]}")
+    if result["verdict"] != "PASSED":
+        raise typer.Exit(1)
+
+
+SERVE_TOKEN_ENV = "FORKINGPATHS_SERVE_TOKEN"
+"""Where `serve` reads its token when --token is not given."""
+
+
+def _check_serve_options(
+    port: int, workers: int | None, max_timeout: float | None, max_queue: int | None
+) -> None:
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port: expected 0 (any free port) to 65535, got {port}")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers: expected a whole number >= 1, got {workers}")
+    if max_timeout is not None and (not math.isfinite(max_timeout) or max_timeout <= 0):
+        raise ConfigError(f"--max-timeout: expected seconds > 0, got {max_timeout}")
+    if max_queue is not None and max_queue < 0:
+        raise ConfigError(f"--max-queue: expected a whole number >= 0, got {max_queue}")
 
 
 @app.command("serve")
 def serve_cmd(
-    port: Annotated[int, typer.Option(help="TCP port")] = 8080,
+    port: Annotated[int, typer.Option(help="TCP port (0: any free one)")] = 8080,
+    host: Annotated[
+        str, typer.Option(help="address to listen on (127.0.0.1: this machine only)")
+    ] = "127.0.0.1",
     workers: Annotated[int | None, typer.Option(help="sandbox workers (default: cores)")] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar=SERVE_TOKEN_ENV,
+            help="the Bearer token every request must send (default: a new one, printed); "
+            f"prefer ${SERVE_TOKEN_ENV}, which other users cannot see in the process list",
+        ),
+    ] = None,
+    max_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="longest request_extensions.timeout accepted, seconds (default: the sandbox's "
+            "wall limit, at least 30); a request asking for more gets 400"
+        ),
+    ] = None,
+    max_queue: Annotated[
+        int | None,
+        typer.Option(
+            help="requests that may wait for a worker (default: 2 x workers); "
+            "more get 503 with Retry-After"
+        ),
+    ] = None,
 ) -> None:
-    """AutoCodeBench-style /submit service backed by the sandbox (Ctrl-C stops it)."""
+    """AutoCodeBench-style /submit service backed by the sandbox (Ctrl-C stops it).
+
+    Every request needs the header `Authorization: Bearer TOKEN`.
+    """
+    _check_serve_options(port, workers, max_timeout, max_queue)
+    if token is not None and not token.strip():
+        raise ConfigError(f"--token: expected a non-empty token (or unset ${SERVE_TOKEN_ENV})")
+    # A given token is not echoed (it may be a long-lived secret); a generated one is printed:
+    # that is the only way to learn it.
+    key = token.strip() if token else secrets.token_urlsafe(32)
+    shown_token = f"from --token or ${SERVE_TOKEN_ENV}" if token else key
     # Deferred: aiohttp's web server takes about 0.2 s to import and only this command needs
     # it, while every `forkingpaths` command line loads this module.
     from forkingpaths.benchmarks.creativebench.serve import serve
 
+    def announce(url: str) -> None:
+        typer.echo(f"serving on {url} (token: {shown_token})")
+        typer.echo(
+            "send `Authorization: Bearer TOKEN` with every request: POST /submit, GET /health"
+        )
+
     async def main() -> None:
         sandbox = Sandbox(workers=workers)
         try:
-            await serve(port, sandbox)
+            await serve(
+                port,
+                sandbox,
+                token=key,
+                host=host,
+                max_timeout=max_timeout,
+                max_queue=max_queue,
+                ready=announce,
+            )
         finally:
             await sandbox.aclose()
 

@@ -19,13 +19,28 @@ INTERNAL_ERROR with HTTP 500.
 A program PASSES only when it exits with status 0 having run to its last line: one that exits
 with status 0 earlier (`sys.exit(0)`, `os._exit(0)`) is a RUNTIME_ERROR, the reason in
 `exec_runtime_message`.
+
+The service guards itself (AutoCodeBench's own sandbox has none of this, so its clients need
+the header added):
+
+- Every request needs `Authorization: Bearer TOKEN`; without it, or with another token, the answer
+  is 401 (the tokens compared in constant time).
+- `request_extensions.timeout` is capped (`max_timeout`, by default the sandbox's wall limit but
+  at least 30 s, what AutoCodeBench's clients ask for): a request asking for more is refused with
+  HTTP 400 and ARGUMENT_ERROR, so that a few slow requests cannot hold every worker for an hour.
+- At most `max_queue` requests wait for a worker (by default twice the workers) besides the
+  `workers` that run; one more is refused with HTTP 503, BUSY and a `Retry-After` header.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import logging
 import math
-from collections.abc import Mapping
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -38,6 +53,9 @@ from forkingpaths.benchmarks.creativebench.sandbox import (
     Verdict,
     program_text,
 )
+from forkingpaths.core.errors import ConfigError, shown
+
+log = logging.getLogger(__name__)
 
 OUTCOMES: Mapping[Verdict, str] = MappingProxyType(
     {
@@ -53,11 +71,28 @@ OUTCOMES: Mapping[Verdict, str] = MappingProxyType(
 
 ARGUMENT_ERROR = "ARGUMENT_ERROR"
 INTERNAL_ERROR = "INTERNAL_ERROR"
+BUSY = "BUSY"
 LANGUAGES = ("python", "python3")
-MAX_TIMEOUT_S = 3600.0
-"""Longest `request_extensions.timeout` accepted."""
+DEFAULT_MAX_TIMEOUT_S = 30.0
+"""The least default cap on `request_extensions.timeout`: AutoCodeBench's clients ask for 30 s."""
+RETRY_AFTER_S = 5
+"""The `Retry-After` (seconds) of a 503 when every worker is busy and the queue is full."""
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+@dataclass
+class _Guard:
+    """What a request is checked against, and how many requests hold or wait for a worker."""
+
+    token: bytes
+    max_timeout_s: float
+    capacity: int
+    """Requests admitted at once: the workers plus the queue."""
+    admitted: int = 0
+
 
 SANDBOX_KEY: web.AppKey[Sandbox] = web.AppKey("sandbox", Sandbox)
+GUARD_KEY: web.AppKey[_Guard] = web.AppKey("guard", _Guard)
 
 
 class _BadRequest(Exception):
@@ -79,7 +114,11 @@ def _program(data: Mapping[str, Any]) -> tuple[str, bool]:
     raise _BadRequest("Missing required field: source_code (or func_code and main_code)")
 
 
-def _timeout(data: Mapping[str, Any]) -> float | None:
+class _OverCap(_BadRequest):
+    """The request asks for more time than the server allows (HTTP 400)."""
+
+
+def _timeout(data: Mapping[str, Any], cap: float) -> float | None:
     extensions = data.get("request_extensions") or {}
     if not isinstance(extensions, Mapping):
         raise _BadRequest("request_extensions: expected an object")
@@ -90,9 +129,12 @@ def _timeout(data: Mapping[str, Any]) -> float | None:
         seconds = float(value)
     except (TypeError, ValueError):
         raise _BadRequest(f"request_extensions.timeout: expected seconds, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(seconds) or not 0 < seconds <= MAX_TIMEOUT_S:
-        raise _BadRequest(
-            f"request_extensions.timeout: expected 0 < seconds <= {MAX_TIMEOUT_S:g}, got {value!r}"
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise _BadRequest(f"request_extensions.timeout: expected seconds > 0, got {value!r}")
+    if seconds > cap:
+        raise _OverCap(
+            f"request_extensions.timeout: {value!r} s is over this server's cap of {cap:g} s "
+            "(serve --max-timeout)"
         )
     return seconds
 
@@ -136,6 +178,7 @@ def _refusal(src_uid: Any, outcome: str, message: str) -> dict[str, Any]:
 
 
 async def _submit(request: web.Request) -> web.Response:
+    guard = request.app[GUARD_KEY]
     try:
         data = await request.json()
     except ValueError:
@@ -154,16 +197,34 @@ async def _submit(request: web.Request) -> web.Response:
         if str(lang).lower() not in LANGUAGES:
             raise _BadRequest(f"lang: {lang!r} is not supported; this sandbox runs python only")
         program, spliced = _program(data)
-        timeout = _timeout(data)
+        timeout = _timeout(data, guard.max_timeout_s)
+    except _OverCap as exc:
+        return web.json_response(_refusal(src_uid, ARGUMENT_ERROR, str(exc)), status=400)
     except _BadRequest as exc:
         return web.json_response(_refusal(src_uid, ARGUMENT_ERROR, str(exc)))
     sandbox = request.app[SANDBOX_KEY]
+    if timeout is None and sandbox.limits.wall_s > guard.max_timeout_s:
+        timeout = guard.max_timeout_s  # the sandbox's own default must not exceed the cap either
+    if guard.admitted >= guard.capacity:
+        waiting = guard.capacity - sandbox.workers
+        message = (
+            f"busy: {sandbox.workers} worker(s) running and {waiting} request(s) waiting "
+            f"(serve --max-queue {waiting}); retry after {RETRY_AFTER_S} s"
+        )
+        return web.json_response(
+            _refusal(src_uid, BUSY, message),
+            status=503,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
+    guard.admitted += 1  # no await since the check: no other request got in between
     try:
         result = await sandbox.run_program(program, timeout=timeout)
     except SandboxUnavailable as exc:
         return web.json_response(
             _refusal(src_uid, INTERNAL_ERROR, f"sandbox unavailable: {exc}"), status=500
         )
+    finally:
+        guard.admitted -= 1
     return web.json_response(_answer(src_uid, program if spliced else "", result))
 
 
@@ -172,23 +233,105 @@ async def _health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok", "isolation": sandbox.isolation})
 
 
-def make_app(sandbox: Sandbox) -> web.Application:
-    """The aiohttp application: POST /submit, GET /health."""
-    app = web.Application(client_max_size=32 * 1024 * 1024)
+@web.middleware
+async def _require_token(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """401 unless the request carries `Authorization: Bearer TOKEN` with this server's token."""
+    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    given = credentials.strip().encode("utf-8", "surrogatepass")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given, request.app[GUARD_KEY].token):
+        return web.json_response(
+            {
+                "error": "unauthorized: send the header `Authorization: Bearer TOKEN` with the "
+                "token that `forkingpaths creativebench serve` printed or was given"
+            },
+            status=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return await handler(request)
+
+
+def make_app(
+    sandbox: Sandbox,
+    *,
+    token: str,
+    max_timeout: float | None = None,
+    max_queue: int | None = None,
+) -> web.Application:
+    """The aiohttp application: POST /submit, GET /health, each behind `token` (Bearer).
+
+    `max_timeout` caps `request_extensions.timeout` (default: the sandbox's wall limit, at least
+    `DEFAULT_MAX_TIMEOUT_S`); `max_queue` requests may wait for a worker (default: twice the
+    workers), one more is answered 503.
+    """
+    if not isinstance(token, str) or not token.strip():
+        raise ConfigError("token: expected a non-empty string")
+    if max_timeout is None:
+        max_timeout = max(sandbox.limits.wall_s, DEFAULT_MAX_TIMEOUT_S)
+    if (
+        isinstance(max_timeout, bool)
+        or not isinstance(max_timeout, int | float)
+        or not math.isfinite(max_timeout)
+        or max_timeout <= 0
+    ):
+        raise ConfigError(f"max_timeout: expected seconds > 0, got {shown(max_timeout)}")
+    if max_queue is None:
+        max_queue = 2 * sandbox.workers
+    if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 0:
+        raise ConfigError(f"max_queue: expected a whole number >= 0, got {shown(max_queue)}")
+    app = web.Application(client_max_size=32 * 1024 * 1024, middlewares=[_require_token])
     app[SANDBOX_KEY] = sandbox
+    app[GUARD_KEY] = _Guard(
+        token=token.strip().encode("utf-8", "surrogatepass"),
+        max_timeout_s=float(max_timeout),
+        capacity=sandbox.workers + max_queue,
+    )
     app.router.add_post("/submit", _submit)
     app.router.add_get("/health", _health)
     return app
 
 
-async def serve(port: int, sandbox: Sandbox, *, host: str = "127.0.0.1") -> None:
-    """Serve `make_app(sandbox)` on host:port until cancelled (loopback unless told otherwise)."""
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+async def serve(
+    port: int,
+    sandbox: Sandbox,
+    *,
+    token: str,
+    host: str = "127.0.0.1",
+    max_timeout: float | None = None,
+    max_queue: int | None = None,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `make_app(sandbox, ...)` on host:port until cancelled (loopback unless told
+    otherwise); `ready` gets the URL (`http://HOST:PORT`, the port bound when 0) once it
+    listens. ConfigError when it cannot listen there."""
+    app = make_app(sandbox, token=token, max_timeout=max_timeout, max_queue=max_queue)
     await sandbox.start()
-    runner = web.AppRunner(make_app(sandbox))
+    runner = web.AppRunner(app)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            # asyncio words a bind error at length; the errno's own words are enough.
+            errno = exc.errno if isinstance(exc.errno, int) and exc.errno > 0 else None
+            reason = os.strerror(errno) if errno else exc.strerror or str(exc)
+            where = _url(host, port).removeprefix("http://")
+            raise ConfigError(f"cannot listen on {where} ({reason})") from None
+        bound = runner.addresses[0][1] if runner.addresses else port
+        if host not in LOOPBACK:
+            log.warning(
+                "serving on %s, beyond this machine: whoever reaches it with the token runs code "
+                "in the sandbox",
+                host,
+            )
+        if ready is not None:
+            ready(_url(host, bound))
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()
