@@ -154,7 +154,7 @@ class RemoteChatModel(ABC):
         self.name = name
         """`provider/model` id."""
         self.base_url = base_url
-        self._price_name = name.split("/", 1)[-1]
+        self._price_name = name
         self._prices = prices if prices is not None else PriceTable.load(runtime.prices_path)
         self._meter = runtime.meter
         self._retry_policy = runtime.retry_policy()
