@@ -13,10 +13,13 @@ from forkingpaths.core.benchmark import Benchmark, PlotArtifact
 from forkingpaths.core.records import EpisodeRecord, RunHeader
 from forkingpaths.core.version import __version__
 from forkingpaths.report.tables import (
+    Link,
     Table,
     episodes_table,
     format_value,
     group_table,
+    is_numeric,
+    record_tables,
     spec_table,
     summary_table,
     usage_table,
@@ -33,6 +36,8 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["fmt"] = format_value
+    env.tests["numeric"] = is_numeric
+    env.tests["link"] = lambda value: isinstance(value, Link)
     return env
 
 
@@ -42,16 +47,26 @@ def render_page(
     sections: Sequence[Table],
     plots: Sequence[PlotArtifact],
     errors: Sequence[dict[str, Any]] = (),
+    *,
+    rebuild: str | None = None,
+    recomputed: bool = True,
 ) -> str:
+    """A report page. `rebuild` is the command that rebuilds it (`forkingpaths report RUN_DIR`
+    by default); `recomputed` says whether that command recomputes every number from the
+    records (otherwise they are read from the runs' metrics.json). A figure whose file is
+    missing (a benchmark that had nothing to draw) is left out."""
     template = _environment().get_template("run.html.j2")
     return template.render(
         title=title,
         version=__version__,
         run_dir=str(run_dir),
+        rebuild=rebuild or f"forkingpaths report {run_dir}",
+        recomputed=recomputed,
         sections=sections,
         plots=[
             {"src": _relative(p.path, run_dir), "title": p.title, "caption": p.caption}
             for p in plots
+            if Path(p.path).is_file()
         ],
         errors=errors,
     )
@@ -78,7 +93,8 @@ def write_run_report(
             plots = benchmark.report_plots(ok, run_dir.path / "plots")
         except Exception:  # a broken figure must not cost the user the rest of the report
             log.exception("plotting failed for %s; the report has no figures", run_dir.path)
-    sections = [spec_table(header, summary), summary_table(benchmark, summary)]
+    sections = [spec_table(header, summary, benchmark), summary_table(benchmark, summary)]
+    sections += record_tables(benchmark, summary)
     groups = group_table(benchmark, summary)
     if groups:
         sections.append(groups)

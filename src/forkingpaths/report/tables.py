@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from forkingpaths.core.benchmark import Benchmark
+from rich.table import Table as RichTable
+
+from forkingpaths.core.benchmark import Benchmark, MetricSpec
 from forkingpaths.core.records import EpisodeRecord, RunHeader
 
 
@@ -28,9 +30,34 @@ class Best:
     value: Any
 
 
+@dataclass(frozen=True)
+class Plain:
+    """A descriptive figure (a mean count, a spread): shown with the decimals it needs, at most
+    four, not padded to four like a score."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class Link:
+    """A cell linking to another page (a run's report.html): `href` relative to the page."""
+
+    text: str
+    href: str
+
+
+ARROWS = {"higher": "↑", "lower": "↓"}
+"""How a column title marks a metric's direction."""
+
+
 def format_value(value: Any) -> str:
     if isinstance(value, Best):
         return f"{format_value(value.value)} ★"
+    if isinstance(value, Link):
+        return value.text
+    if isinstance(value, Plain):
+        text = f"{value.value:,.4f}".rstrip("0").rstrip(".")
+        return text if text not in ("0", "-0") or value.value == 0 else f"{value.value:.2g}"
     if value is None:
         return "–"
     if isinstance(value, bool):
@@ -42,38 +69,141 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+def is_numeric(value: Any) -> bool:
+    """Whether a cell holds a number (right-aligned in HTML)."""
+    if isinstance(value, Best | Plain):
+        return is_numeric(value.value)
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def metric_cell(
+    key: str, value: Any, specs: Mapping[str, MetricSpec], counts: Collection[str] = ()
+) -> Any:
+    """A metric's value as a table holds it. Scores (a direction `higher` or `lower`) keep four
+    decimals, even when whole (a success rate of 1.0000). A count or descriptive figure (its
+    spec's direction is `none`, or its key is in `counts`) shows a whole float as an integer (8
+    episodes, not 8.0000) and any other float with the decimals it needs."""
+    if not isinstance(value, float):
+        return value
+    spec = specs.get(key)
+    if key in counts or (spec is not None and spec.direction == "none"):
+        return int(value) if value.is_integer() else Plain(value)
+    return value
+
+
+def metric_title(key: str, specs: Mapping[str, MetricSpec]) -> str:
+    """A metric's column title: its label and direction arrow (`success rate ↑`); the key
+    itself for a metric without a spec."""
+    spec = specs.get(key)
+    if spec is None:
+        return key
+    arrow = ARROWS.get(spec.direction)
+    return f"{spec.label} {arrow}" if arrow else spec.label
+
+
+def rich_table(table: Table, *, title: str | None = None) -> RichTable:
+    """A table for the terminal. No text is ever cut: a long header or cell wraps, and a word
+    longer than its column folds onto the next line."""
+    out = RichTable(title=table.title if title is None else title, title_justify="left")
+    for name in table.header:
+        out.add_column(name, overflow="fold", no_wrap=False)
+    for row in table.rows:
+        out.add_row(*(format_value(c) for c in row))
+    return out
+
+
 def headline_keys(benchmark: Benchmark, metrics: dict[str, Any]) -> list[str]:
     keys = [k for k in benchmark.headline_metrics if k in metrics]
     return keys or [k for k, v in metrics.items() if isinstance(v, int | float)][:6]
 
 
+def _is_records(value: Any) -> bool:
+    """A list of flat records (aut's per-run breakdown): shown as a table of its own."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
 def summary_table(benchmark: Benchmark, summary: dict[str, Any]) -> Table:
     metrics = summary.get("metrics", {})
-    keys = [k for k, v in metrics.items() if not isinstance(v, dict)]
-    return Table("Metrics", ["metric", "value"], [[k, metrics[k]] for k in keys])
+    specs = benchmark.metric_specs
+    rows = [
+        [k, metric_cell(k, v, specs)]
+        for k, v in metrics.items()
+        if not isinstance(v, dict) and not _is_records(v)
+    ]
+    return Table("Metrics", ["metric", "value"], rows)
+
+
+def record_tables(benchmark: Benchmark, summary: dict[str, Any]) -> list[Table]:
+    """One table per metric that holds a list of records (one row each)."""
+    tables = []
+    for key, value in summary.get("metrics", {}).items():
+        if not _is_records(value):
+            continue
+        columns: list[str] = []
+        for entry in value:
+            columns += [c for c in entry if c not in columns]
+        rows = [
+            [metric_cell(c, entry.get(c), benchmark.metric_specs) for c in columns]
+            for entry in value
+        ]
+        tables.append(Table(f"Metrics: {key}", columns, rows))
+    return tables
 
 
 def group_table(benchmark: Benchmark, summary: dict[str, Any]) -> Table | None:
-    groups = summary.get("metrics", {}).get("by_group")
+    metrics = summary.get("metrics", {})
+    groups = metrics.get("by_group")
     if not groups:
         return None
     # Groups of one benchmark may report different metrics (eeb's two games): take them all.
-    keys = ["episodes"]
+    keys: list[str] = []
     for group in groups.values():
         keys += [k for k, v in group.items() if isinstance(v, int | float) and k not in keys]
-    rows = [[name, *(g.get(k) for k in keys)] for name, g in groups.items()]
+    # A group's count is a mean over trials when there are several (escape's paths found): a
+    # key counted in whole numbers at run level is a count in the groups too.
+    counts = {"episodes"} | {k for k, v in metrics.items() if type(v) is int}
+    rows = [
+        [name, *(metric_cell(k, g.get(k), benchmark.metric_specs, counts) for k in keys)]
+        for name, g in groups.items()
+    ]
     return Table("By configuration", ["group", *keys], rows)
 
 
-def spec_table(header: RunHeader, summary: dict[str, Any]) -> Table:
+def _role_rows(header: RunHeader, benchmark: Benchmark | None) -> list[list[Any]]:
+    """One row per protocol role: the model configured for it, the agent's model where the
+    benchmark lets the agent's model play it, or none."""
+    spec = header.spec
+    roles = list(spec.roles)
+    if benchmark is not None:
+        roles += [r for r in benchmark.model_roles if r not in roles]
+    rows: list[list[Any]] = []
+    for role in roles:
+        ref = spec.roles.get(role)
+        if ref is not None:
+            where = f" at {ref.options.base_url}" if ref.options.base_url else ""
+            value = f"{ref.model}{where}"
+        elif benchmark is not None and role in benchmark.roles_default_to_agent and spec.model:
+            value = f"{spec.model} (the agent's model)"
+        else:
+            value = "– (not configured)"
+        rows.append([f"{role} model", value])
+    return rows
+
+
+def spec_table(
+    header: RunHeader, summary: dict[str, Any], benchmark: Benchmark | None = None
+) -> Table:
     spec = header.spec
     eps = summary["episodes"]
     rows: list[list[Any]] = [
         ["benchmark", spec.benchmark],
+        ["benchmark options", _options(spec.benchmark_options)],
         ["split", spec.split],
         ["agent", spec.agent],
-        ["agent options", ", ".join(f"{k}={v}" for k, v in spec.agent_options.items()) or "–"],
+        ["agent options", _options(spec.agent_options)],
         ["model", spec.model or "–"],
+        *_role_rows(header, benchmark),
+        ["trials, seed", f"{spec.trials}, {spec.seed}"],
         ["episodes", f"{eps['ok']} ok, {eps['errored']} errored, {eps['planned']} planned"],
         ["created", header.created_at],
         ["git revision", header.environment.get("git_revision") or "–"],
@@ -81,20 +211,36 @@ def spec_table(header: RunHeader, summary: dict[str, Any]) -> Table:
     return Table("Run", ["field", "value"], rows)
 
 
+def _options(options: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in options.items()) or "–"
+
+
 def usage_table(summary: dict[str, Any]) -> Table:
     usage = summary["usage"]
     return Table("Model usage", ["quantity", "value"], [[k, v] for k, v in usage.items()])
+
+
+EPISODE_COLUMNS = ("instance", "trial", "status", "steps")
+"""The columns every episode row starts with; `steps` counts the record's steps."""
 
 
 def episodes_table(benchmark: Benchmark, records: Sequence[EpisodeRecord]) -> Table:
     keys: list[str] = []
     for record in records:
         for key, value in record.metrics.items():
-            if isinstance(value, bool | int | float) and key not in keys:
+            # A metric named like a fixed column (griddag's and eeb's `steps`) would repeat it.
+            if isinstance(value, bool | int | float) and key not in keys + list(EPISODE_COLUMNS):
                 keys.append(key)
     keys = keys[:8]
+    specs = benchmark.metric_specs
     rows = [
-        [r.instance_id, r.trial, r.status, len(r.steps), *(r.metrics.get(k) for k in keys)]
+        [
+            r.instance_id,
+            r.trial,
+            r.status,
+            len(r.steps),
+            *(metric_cell(k, r.metrics.get(k), specs) for k in keys),
+        ]
         for r in records
     ]
-    return Table("Episodes", ["instance", "trial", "status", "steps", *keys], rows)
+    return Table("Episodes", [*EPISODE_COLUMNS, *keys], rows)

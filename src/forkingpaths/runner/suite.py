@@ -3,19 +3,37 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.table import Table as RichTable
 
 from forkingpaths.core.benchmark import Benchmark
-from forkingpaths.core.errors import NameNotFound
+from forkingpaths.core.errors import InvalidFile, NameNotFound
 from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
-from forkingpaths.report.compare import comparison_table, write_comparison
-from forkingpaths.report.tables import format_value
+from forkingpaths.report.compare import benchmark_tables, write_comparison
+from forkingpaths.report.html import write_run_report
+from forkingpaths.report.tables import Table, format_value, metric_cell, rich_table
 from forkingpaths.runner.run import RunResult, execute_run
+from forkingpaths.runner.rundir import RunDirectory
+from forkingpaths.runner.scoring import rescore_run
+
+SUITE_FILE = "suite.json"
+"""In a suite's directory (runs/suite-quick): the run directories its report compares."""
+
+
+class SuiteRecord(BaseModel):
+    """Contents of `suite.json`: what `forkingpaths report SUITE_DIR` rebuilds."""
+
+    suite: str
+    """The suite's name (`quick`)."""
+    runs: list[str]
+    """The run directories, relative to the suite's directory (`../griddag-main-...`)."""
 
 
 def quick_specs() -> list[RunSpec]:
@@ -41,7 +59,8 @@ def quick_specs() -> list[RunSpec]:
 def run_suite(
     suite: str, options: RunOptions, *, runs_dir: Path, console: Console
 ) -> list[RunResult]:
-    """Run every spec of a suite (resuming finished ones), print a table, write its report."""
+    """Run every spec of a suite (resuming finished ones), print a table per benchmark, write
+    the suite's report and the suite.json that rebuilds it."""
     if suite not in SUITES:
         raise NameNotFound("suite", suite, list(SUITES))
 
@@ -50,33 +69,85 @@ def run_suite(
         result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir))
         results.append(result)
 
-    summaries = [r.metrics for r in results]
-    for bench_id in dict.fromkeys(m["benchmark"] for m in summaries):
-        # One table per benchmark, its headline metrics as columns (run id and benchmark dropped).
-        table = comparison_table([m for m in summaries if m["benchmark"] == bench_id])
-        rich_table = RichTable(title=f"Suite {suite}: {bench_id}", title_justify="left")
-        for col in table.header[2:]:
-            rich_table.add_column(col)
-        for row in table.rows:
-            rich_table.add_row(*(format_value(c) for c in row[2:]))
-        console.print(rich_table)
+    suite_dir = Path(runs_dir) / f"suite-{suite}"
+    suite_dir.mkdir(parents=True, exist_ok=True)
+    run_dirs = [r.run_dir.path for r in results]
+    record = SuiteRecord(
+        suite=suite, runs=[Path(os.path.relpath(p, suite_dir)).as_posix() for p in run_dirs]
+    )
+    (suite_dir / SUITE_FILE).write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    _write_suite_report(console, suite, suite_dir, run_dirs, [r.metrics for r in results])
+    return results
+
+
+def is_suite_directory(path: Path) -> bool:
+    """Whether a directory is a suite's (it holds suite.json), not a run's."""
+    return (Path(path) / SUITE_FILE).is_file()
+
+
+def rebuild_suite_report(path: Path, console: Console | None = None) -> Path:
+    """Re-score every run a suite's directory lists (no model is called), rebuild their
+    metrics.json and report.html, then the suite's report; print the suite's tables to
+    `console` when given. Returns the suite report's path."""
+    suite_dir = Path(path)
+    suite_file = suite_dir / SUITE_FILE
+    try:
+        record = SuiteRecord.model_validate_json(suite_file.read_text(encoding="utf-8"))
+    except (OSError, ValidationError) as exc:
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else exc.strerror
+        raise InvalidFile(f"{suite_file}: not a suite record ({reason})") from None
+    run_dirs = [Path(os.path.normpath(suite_dir / rel)) for rel in record.runs]
+    summaries = []
+    for run_path in run_dirs:
+        run_dir = RunDirectory(run_path)
+        if not run_dir.exists():
+            raise InvalidFile(f"{suite_file}: {run_path} is not a run directory (no spec.json)")
+        metrics, bench, records = rescore_run(run_dir)
+        write_run_report(run_dir, run_dir.read_header(), bench, records, metrics)
+        summaries.append(metrics)
+    return _write_suite_report(
+        console or Console(quiet=True), record.suite, suite_dir, run_dirs, summaries
+    )
+
+
+def _write_suite_report(
+    console: Console,
+    suite: str,
+    suite_dir: Path,
+    run_dirs: Sequence[Path],
+    summaries: Sequence[dict[str, Any]],
+) -> Path:
+    for table in benchmark_tables(summaries, run_dirs):
+        console.print(rich_table(_runs_as_columns(table), title=f"Suite {suite}: {table.title}"))
     report = write_comparison(
-        [r.run_dir.path for r in results],
-        Path(runs_dir) / f"suite-{suite}" / "report.html",
+        run_dirs,
+        suite_dir / "report.html",
         summaries,
+        title=f"Suite {suite}",
+        rebuild=f"forkingpaths report {suite_dir}",
+        recomputed=True,
     )
     console.print(f"report: {report}")
-    return results
+    return report
+
+
+def _runs_as_columns(table: Table) -> Table:
+    """A benchmark's table for the terminal: its fields as rows and runs as columns (#1, #2...),
+    which stays readable in 80 columns; the run ids are left to the HTML report."""
+    fields = table.header[1:]
+    rows = [[name, *(row[j] for row in table.rows)] for j, name in enumerate(fields, start=1)]
+    return Table(table.title, ["", *(f"#{i + 1}" for i in range(len(table.rows)))], rows)
 
 
 def print_metrics(console: Console, bench: Benchmark, metrics: dict[str, Any]) -> None:
     eps = metrics["episodes"]
     table = RichTable(title=f"{metrics['run_id']}", title_justify="left")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
+    table.add_column("metric", overflow="fold", no_wrap=False)
+    table.add_column("value", justify="right", overflow="fold", no_wrap=False)
     for key, value in metrics["metrics"].items():
-        if not isinstance(value, dict):
-            table.add_row(key, format_value(value))
+        if isinstance(value, dict | list):
+            continue  # breakdowns (by group, by run) are in report.html and metrics.json
+        table.add_row(key, format_value(metric_cell(key, value, bench.metric_specs)))
     table.add_row(
         "episodes ok / errored / planned", f"{eps['ok']} / {eps['errored']} / {eps['planned']}"
     )
