@@ -4,10 +4,12 @@ per-episode metrics from records, aggregation by configuration."""
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 
 import pytest
 
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark, GridDagOptions
+from forkingpaths.benchmarks.griddag.plots import write_compare_plots
 from forkingpaths.benchmarks.griddag.world import World
 from forkingpaths.core.errors import ConfigError, ResetNeeded
 from forkingpaths.core.records import EpisodeRecord, StepRecord
@@ -251,3 +253,13 @@ def test_aggregate_means_and_groups() -> None:
         "invalid_action_rate": round(3 / 45, 6),
         "by_group": {"high-hard": high_hard, "low-easy": low_easy},
     }
+
+
+def test_no_empty_success_vs_log_error_figure(tmp_path: Path) -> None:
+    flawless = {"agent": "frontier", "model": None, "agent_options": {}}
+    summaries = [{**flawless, "metrics": {"success_rate": 1.0, "exploration_error": 0.0}}]
+    assert write_compare_plots(summaries, tmp_path) == []
+    erring = {**flawless, "agent": "random"}
+    erring["metrics"] = {"success_rate": 0.5, "exploration_error": 0.3}
+    (plot,) = write_compare_plots([*summaries, erring], tmp_path)
+    assert plot.path.exists() and plot.path.name == "griddag_success_vs_log_exploration_error.png"

@@ -147,6 +147,12 @@ def success_vs_log_error_figure(
     return fig
 
 
+def has_log_error(points: Sequence[tuple[str, Any, Any]]) -> bool:
+    """Whether a success-vs-log-error figure would show anything: log(0) has no point, so runs
+    that made no exploration error (a reference agent's) leave it empty."""
+    return any(error is not None and error > 0 for _, _, error in points)
+
+
 def write_report_plots(
     bench: GridDagBenchmark, records: Sequence[EpisodeRecord], out_dir: Path
 ) -> list[PlotArtifact]:
@@ -157,14 +163,17 @@ def write_report_plots(
         (group, g["success_rate"], g["exploration_error"])
         for group, g in summary["by_group"].items()
     ]
-    fig = success_vs_log_error_figure(points, "Success vs log exploration error, per configuration")
-    path = out_dir / "success_vs_log_exploration_error.png"
-    fig.savefig(path, dpi=110)
-    artifacts.append(
-        PlotArtifact(
-            "Success vs log exploration error", path, "one point per configuration (Fig. 1a)"
+    if has_log_error(points):
+        fig = success_vs_log_error_figure(
+            points, "Success vs log exploration error, per configuration"
         )
-    )
+        path = out_dir / "success_vs_log_exploration_error.png"
+        fig.savefig(path, dpi=110)
+        artifacts.append(
+            PlotArtifact(
+                "Success vs log exploration error", path, "one point per configuration (Fig. 1a)"
+            )
+        )
     for record in list(records)[:MAX_TRAJECTORY_FIGURES]:
         world = bench.world(bench.instance(record.instance_id))
         positions = bench.trajectory(record)
@@ -188,6 +197,8 @@ def write_compare_plots(summaries: Sequence[dict[str, Any]], out_dir: Path) -> l
         label = f"{s['agent']}{'(' + options + ')' if options else ''} {s['model'] or ''}".strip()
         m = s["metrics"]
         points.append((label, m.get("success_rate"), m.get("exploration_error")))
+    if not has_log_error(points):
+        return []
     fig = success_vs_log_error_figure(points, "Success vs log exploration error, per run")
     path = out_dir / "griddag_success_vs_log_exploration_error.png"
     fig.savefig(path, dpi=110)
