@@ -241,16 +241,16 @@ def test_responder_and_judge_default_to_the_questioner_model(tmp_path: Path) -> 
     result = run(
         "turtlesoup",
         agent="baseline",
-        model="scripted/turtlesoup-questioner",
+        model="scripted/echo",
         instances=["supernatural-01-en"],
         benchmark_options={"max_turns": 2},
         runs_dir=tmp_path,
         options=RunOptions(progress=False, cache=False),
     )
     (record,) = result.records
-    assert record.initial_info["responder"] == "scripted/turtlesoup-questioner"
-    # The questioner's policy does not answer responder prompts: every answer fails, is retried
-    # and recorded as Unknown with the failure counted (never a crash).
+    assert record.initial_info["responder"] == record.initial_info["judge"] == "scripted/echo"
+    # echo does not answer responder prompts: every answer fails, is retried and recorded as
+    # Unknown with the failure counted (never a crash).
     assert record.metrics["responder_failures"] == 2
 
 
@@ -472,7 +472,7 @@ def test_judge_falling_back_to_the_questioner_warns_once(
     result = run(
         "turtlesoup",
         agent="baseline",
-        model="scripted/turtlesoup-questioner",
+        model="scripted/echo",
         instances=["supernatural-01-en", "supernatural-01-zh"],
         roles={"responder": "scripted/turtlesoup-responder"},
         benchmark_options={"max_turns": 1},
@@ -482,7 +482,7 @@ def test_judge_falling_back_to_the_questioner_warns_once(
     warnings = [r for r in caplog.records if "judge role falls back" in r.getMessage()]
     assert len(warnings) == 1
     assert all(
-        r.initial_info["judge"] == r.outcome["judge"] == "scripted/turtlesoup-questioner"
+        r.initial_info["judge"] == r.outcome["judge"] == "scripted/echo"
         for r in result.records
     )
     caplog.clear()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -23,7 +25,13 @@ from forkingpaths.benchmarks.eeb.expver import (
 from forkingpaths.benchmarks.eeb.games import RECORD_METRICS, game_env
 from forkingpaths.benchmarks.eeb.match2 import Match2Env
 from forkingpaths.benchmarks.eeb.match2_levels import load_match2_level
-from forkingpaths.benchmarks.eeb.maze import DEFAULT_MAX_STEPS, MazeEnv
+from forkingpaths.benchmarks.eeb.maze import (
+    ACTION_LABELS,
+    DEFAULT_MAX_STEPS,
+    STEP_COST,
+    MazeEnv,
+    parse_maze_action,
+)
 from forkingpaths.benchmarks.eeb.maze_levels import load_maze_level
 from forkingpaths.benchmarks.eeb.replay import replay_lines
 from forkingpaths.core.chat import ModelParams
@@ -33,7 +41,25 @@ from forkingpaths.core.records import ModelOptions
 from forkingpaths.models.factory import RunParamsModel, check_model_access, make_model
 from forkingpaths.models.runtime import ModelRuntime
 
+log = logging.getLogger(__name__)
+
 app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+def _action_key(text: str) -> str:
+    """An action name compared without case, spacing or the plural: `move  right 2 step`."""
+    return re.sub(r"\bsteps\b", "step", " ".join(text.lower().split()))
+
+
+MAZE_ACTION_NAMES = {_action_key(label): i for i, label in enumerate(ACTION_LABELS)}
+"""The twelve maze actions by the name the env lists them with (`Move RIGHT 1 step` -> 9)."""
+
+
+def maze_action_line(line: str) -> str:
+    """A replayed maze line as the env reads it: an action name becomes its number; a number,
+    `Action: N` or anything else stays as it is (the env refuses what it cannot read)."""
+    number = MAZE_ACTION_NAMES.get(_action_key(line))
+    return line if number is None else str(number)
 
 
 @app.callback()
@@ -45,13 +71,26 @@ def _eeb() -> None:
 def replay_cmd(
     game: Annotated[str, typer.Argument(help="maze | match2")],
     level_file: Annotated[Path, typer.Argument(help="a level JSON (ours or the artifact's)")],
-    actions: Annotated[Path, typer.Option(help="one action per line; - = stdin")],
+    actions: Annotated[
+        Path,
+        typer.Option(
+            help="one action per line; - = stdin. maze: a number 0-11 or its name as the game "
+            "lists it ('Move UP 1 step' ... 'Move RIGHT 3 steps', any case); match2: a JSON "
+            'action such as {"action": {"type": "row", "index": 3}}. A line the game cannot '
+            "read is played as an invalid action: a spent step (-50 points in the maze)"
+        ),
+    ],
     seed: Annotated[int, typer.Option(help="seed of monsters (maze) / refills (match-2)")] = 0,
     full_vision: Annotated[bool, typer.Option(help="maze: Table 7 full-vision ablation")] = False,
     no_props: Annotated[bool, typer.Option(help="match-2: NoProps ablation")] = False,
     max_steps: Annotated[int, typer.Option(help="maze step cap")] = DEFAULT_MAX_STEPS,
 ) -> None:
-    """Play ACTIONS on LEVEL_FILE and print one JSON object per step."""
+    """Play ACTIONS on LEVEL_FILE and print one JSON object per step.
+
+    Maze actions: the numbers 0-11 or the names the game lists them with,
+    0-2 `Move UP 1 step` / `2 steps` / `3 steps`, 3-5 DOWN, 6-8 LEFT, 9-11 RIGHT.
+    A line the game cannot read is played as an invalid action (a spent step).
+    """
     if game not in GAMES:
         raise ConfigError(f"GAME must be one of {', '.join(GAMES)}, got {game!r}")
     try:
@@ -63,11 +102,23 @@ def replay_cmd(
     lines = [line for line in text.splitlines() if line.strip()]
     env: Env
     if game == "maze":
+        lines = [maze_action_line(line) for line in lines]
         env = MazeEnv(load_maze_level(level_file), max_steps=max_steps, full_vision=full_vision)
     else:
         env = Match2Env(load_match2_level(level_file), props=not no_props)
-    for line in replay_lines(env, lines, seed=seed):
+    played = replay_lines(env, lines, seed=seed)
+    for line in played:
         sys.stdout.write(line + "\n")
+    if game == "maze":
+        for number, line in enumerate(lines[: len(played)], 1):
+            if parse_maze_action(line) is None:
+                log.warning(
+                    "action %d %r is no maze action (0-11 or a name such as 'Move UP 1 step'): "
+                    "played as an invalid action (-%d points)",
+                    number,
+                    line,
+                    STEP_COST,
+                )
 
 
 @app.command("learn")

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -25,6 +25,7 @@ from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.protocol import StepHook
 from forkingpaths.core.records import EpisodeRecord, StepRecord
+from forkingpaths.models.factory import make_model
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ SCORES = ("logic_accuracy", "detail_fidelity", "conclusion_match", "overall")
 QUICK_ROLES = MappingProxyType(
     {"responder": "scripted/turtlesoup-responder", "judge": "scripted/turtlesoup-judge"}
 )
+SCRIPTED_QUESTIONER = "scripted/turtlesoup-questioner"
 
 
 class TurtleSoupOptions(BaseModel):
@@ -91,11 +93,15 @@ class TurtleSoupBenchmark(Benchmark):
     Detail Fidelity, Conclusion Match and Overall = 0.3 L + 0.3 D + 0.4 C, in percent. Both roles
     default to the questioner's model (the paper's symmetric design; its judge was a reasoning
     model, so pass `--role judge=...` to reproduce it; a warning is logged once when the judge
-    falls back to the questioner's model). Without any responder model (a person playing
-    offline) the lexical stand-in answers. Invalid questions (empty, not a question, too long)
-    use up a turn without reaching the responder; repeated questions are counted. A Chinese
-    puzzle shows the answers in Chinese (是 / 否 / 不知道, `<关键线索>`) in the observation and the
-    step feedback; `info["answer"]` stays Yes / No / Unknown.
+    falls back to the questioner's model), except for a scripted questioner, which only asks:
+    a role it would play is played by the model `scripted_role_defaults` names for it
+    (`scripted/turtlesoup-questioner` -> `scripted/turtlesoup-responder` and
+    `scripted/turtlesoup-judge`), so the obvious offline command is judged. Without any
+    responder model (a person playing offline) the lexical stand-in answers. Invalid questions
+    (empty, not a question, too long) use up a turn without reaching the responder; repeated
+    questions are counted. A Chinese puzzle shows the answers in Chinese (是 / 否 / 不知道,
+    `<关键线索>`) in the observation and the step feedback; `info["answer"]` stays Yes / No /
+    Unknown.
 
     Aggregates: each score's mean is over the episodes that have that score (a judge that left
     a whole kind of points, or the conclusion, unscored leaves it out); `n` counts the episodes,
@@ -134,12 +140,18 @@ class TurtleSoupBenchmark(Benchmark):
     model_roles = MappingProxyType(
         {
             "responder": "answers Yes/No/Unknown and flags key clues (App. E.1); default: the "
-            "agent's model",
+            "agent's model (scripted/turtlesoup-responder for scripted/turtlesoup-questioner)",
             "judge": "extracts and matches evaluation points (App. E.3); default: the agent's "
-            "model",
+            "model (scripted/turtlesoup-judge for scripted/turtlesoup-questioner)",
         }
     )
     roles_default_to_agent = frozenset({"responder", "judge"})
+    scripted_role_defaults: ClassVar[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+        {SCRIPTED_QUESTIONER: QUICK_ROLES}
+    )
+    """Role models by the model that would play the role: a scripted questioner only asks, so
+    the responder and judge it would play by default (`roles_default_to_agent`) are the
+    scripted responder and judge instead."""
     quick = (
         QuickConfig(
             split="all",
@@ -190,6 +202,7 @@ class TurtleSoupBenchmark(Benchmark):
             self.options["puzzles"] = str(self.config.puzzles)
         self._puzzles: dict[str, Puzzle] | None = None
         self._warned_judge = False
+        self._role_stand_ins: dict[str, ChatModel] = {}
 
     # ---- instances ----
 
@@ -225,7 +238,9 @@ class TurtleSoupBenchmark(Benchmark):
         self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
     ) -> TurtleSoupEnv:
         """The dialogue of one puzzle: its `responder` role answers (the lexical stand-in when
-        none is configured) and its `judge` role scores the summary (not judged without one)."""
+        none is configured) and its `judge` role scores the summary (not judged without one); a
+        role given to a model of `scripted_role_defaults` is played by the model named there."""
+        roles = self.role_models(roles)
         return TurtleSoupEnv(
             self.puzzle(instance),
             responder=roles.get("responder"),
@@ -236,6 +251,28 @@ class TurtleSoupBenchmark(Benchmark):
 
     def max_steps(self, instance: Instance) -> int:
         return self.config.max_turns + 1
+
+    def role_models(self, roles: Mapping[str, ChatModel]) -> dict[str, ChatModel]:
+        """`roles` with each role that a model of `scripted_role_defaults` would play (the
+        scripted questioner, by default or by name) given to the model named there instead;
+        each stand-in is built once per benchmark object."""
+        out = dict(roles)
+        for role, model in roles.items():
+            stand_in = self.scripted_role_defaults.get(model.name, {}).get(role)
+            if stand_in is None:
+                continue
+            if stand_in not in self._role_stand_ins:
+                log.info(
+                    "turtlesoup: %s only asks; %s plays the %s role (pass --role %s=MODEL for "
+                    "another)",
+                    model.name,
+                    stand_in,
+                    role,
+                    role,
+                )
+                self._role_stand_ins[stand_in] = make_model(stand_in)
+            out[role] = self._role_stand_ins[stand_in]
+        return out
 
     # ---- protocol ----
 
