@@ -21,7 +21,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=LOCAL_MODEL)
     parser.add_argument("--runs-dir", type=Path)
-    parser.add_argument("--only", help="benchmark id prefix to run (e.g. griddag)")
+    parser.add_argument("--only", help="benchmark names to run, comma-separated (e.g. aut,eeb)")
     args = parser.parse_args()
     runs_dir = args.runs_dir or Path(tempfile.mkdtemp(prefix="local-suite-"))
     header = (
@@ -31,11 +31,16 @@ def main() -> None:
     print(header, flush=True)
     total = time.perf_counter()
     for spec in local_specs(args.model):
-        if args.only and not spec.benchmark.startswith(args.only):
+        if args.only and spec.benchmark not in args.only.split(","):
             continue
         started = time.perf_counter()
         result = asyncio.run(
-            execute_run(spec, RunOptions(progress=False, concurrency=2), runs_dir=runs_dir)
+            execute_run(
+                spec,
+                RunOptions(progress=False, concurrency=2),
+                runs_dir=runs_dir,
+                write_report=False,
+            )
         )
         wall = time.perf_counter() - started
         records = result.records

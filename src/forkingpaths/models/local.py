@@ -313,3 +313,18 @@ def make_local(name: str, options: ModelOptions, runtime: ModelRuntime) -> Local
     """Factory of `local/<model>` ids."""
     check_local(name, options)
     return LocalModel(name, resolve_local(name, options), runtime)
+
+
+def serve_local(name: str, options: ModelOptions, ready: Callable[[str, str], None]) -> None:
+    """Serve `local/<name>` until interrupted (`forkingpaths local serve`): `ready(base_url,
+    model_name)` is called once the server answers, and the server is stopped on the way out."""
+    check_local(name, options)
+    server = LlamaServer(resolve_local(name, options), name)
+    try:
+        ready(server.start(), name)
+        while server.process is not None and server.process.poll() is None:
+            time.sleep(0.5)
+        if server.process is not None:
+            raise ModelError(f"llama.cpp server exited with code {server.process.returncode}")
+    finally:
+        server.stop()

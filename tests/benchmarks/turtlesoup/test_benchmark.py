@@ -482,8 +482,7 @@ def test_judge_falling_back_to_the_questioner_warns_once(
     warnings = [r for r in caplog.records if "judge role falls back" in r.getMessage()]
     assert len(warnings) == 1
     assert all(
-        r.initial_info["judge"] == r.outcome["judge"] == "scripted/echo"
-        for r in result.records
+        r.initial_info["judge"] == r.outcome["judge"] == "scripted/echo" for r in result.records
     )
     caplog.clear()
     result = run(
