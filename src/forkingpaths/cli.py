@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,7 +40,7 @@ from forkingpaths.report.transcript import (
 )
 from forkingpaths.runner.arguments import parse_extra_options, parse_options, parse_roles
 from forkingpaths.runner.estimate import estimate_run
-from forkingpaths.runner.run import execute_run
+from forkingpaths.runner.run import RETRY_HINT, RunResult, describe_errors, execute_run
 from forkingpaths.runner.rundir import RunDirectory, load_records
 from forkingpaths.runner.scoring import rescore_run
 from forkingpaths.runner.suite import print_metrics, print_run_summary, run_suite
@@ -170,7 +171,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             if benchmark is not None:
                 raise ConfigError("give either a BENCHMARK or --suite, not both")
 
-            run_suite(suite, options, runs_dir=runs_dir, console=console)
+            results = run_suite(suite, options, runs_dir=runs_dir, console=console)
+            _exit_on_errors(results)
             return
         if benchmark is None:
             raise ConfigError("name a BENCHMARK (see `forkingpaths list`) or pass --suite quick")
@@ -192,6 +194,11 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         if agent is None:
             raise ConfigError(
                 f"--agent is required; {bench.name} has: {', '.join(sorted(bench.agents))}"
+            )
+        if not (math.isfinite(temperature) and temperature >= 0):
+            raise ConfigError(
+                f"--temperature: got {temperature}; allowed: a finite number >= 0 (0 is greedy;"
+                " OpenAI's API takes 0 to 2)"
             )
         spec = RunSpec(
             benchmark=bench.id,
@@ -220,6 +227,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             execute_run(spec, options, runs_dir=runs_dir, run_id=run_id, force_new=force_new)
         )
         print_run_summary(console, bench, result)
+        _exit_on_errors([result])
 
     @app.command("list")
     def list_cmd(
@@ -386,6 +394,21 @@ def _commands_to_mount(argv: list[str]) -> str | None:
     return command if command in benchmark_names() else None
 
 
+def _exit_on_errors(results: list[RunResult]) -> None:
+    """After a run or a suite: when any planned episode is recorded as errored, say how many,
+    grouped by cause, and how to retry them (on stderr), and exit 1."""
+    errored = [r for r in results if r.errored]
+    if not errored:
+        return
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for result in errored:
+        where = str(result.run_dir.path) if len(results) > 1 else ""
+        for i, line in enumerate(describe_errors(result.errored, where)):
+            err.print(f"[red]{escape(line)}[/red]" if i == 0 else escape(line))
+    err.print(f"{RETRY_HINT} (finished episodes are kept)")
+    raise typer.Exit(1)
+
+
 def _run_async(coro: Any) -> Any:
     try:
         return asyncio.run(coro)
@@ -413,6 +436,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
         sys.exit(130)
+    except OSError as exc:
+        # A file or folder that cannot be read or written (a full disk, a read-only folder):
+        # one line naming it, not a traceback. What was written before stays.
+        name = f"{exc.filename}: " if exc.filename is not None else ""
+        _fail(f"{name}{exc.strerror or exc}", code=1)
     except typer.TyperException as exc:  # usage errors: unknown flag, bad value, no command
         show = getattr(exc, "show", None)
         if callable(show):
@@ -422,14 +450,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 2) -> None:
 
     # Messages quote user input and `[row, col]` cells: never read them as markup.
     # One line whatever the terminal's width: a message is read (and grepped) whole.
     Console(stderr=True).print(
         f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True
     )
-    sys.exit(2)
+    sys.exit(code)
 
 
 # RunOptions fields whose flag is not the field name with dashes.

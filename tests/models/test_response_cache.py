@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -100,3 +101,36 @@ def test_two_processes_write_the_same_file(tmp_path: Path) -> None:
     assert child.wait(timeout=60) == 0
     assert len(cache) == 400
     assert cache.get("child-199") == Completion(text="199", model="m/m")
+
+
+@pytest.mark.parametrize("where", ["folder", "parent", "cache-file"])
+def test_a_location_that_cannot_hold_the_file_is_refused_at_construction(
+    tmp_path: Path, where: str
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    path = {
+        "folder": blocker / "responses.sqlite",
+        "parent": blocker / "deeper" / "responses.sqlite",
+        "cache-file": tmp_path,  # a folder where the file should be
+    }[where]
+    with pytest.raises(ConfigError) as info:
+        ResponseCache(path)
+    problem = f"'{tmp_path}' is a folder, not the cache file"
+    if where != "cache-file":
+        problem = f"'{blocker}' is a file, not a folder"
+    assert str(info.value) == (
+        f"response cache '{path}': {problem}; set FORKINGPATHS_CACHE_DIR to a writable folder or"
+        " turn the cache off (--no-cache)"
+    )
+    assert blocker.read_text() == "not a folder"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_folder_is_refused_at_construction(tmp_path: Path) -> None:
+    tmp_path.chmod(0o555)
+    try:
+        with pytest.raises(ConfigError, match="is not writable"):
+            ResponseCache(tmp_path / "cache" / "responses.sqlite")
+    finally:
+        tmp_path.chmod(0o755)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams, Usage
 
@@ -207,6 +208,15 @@ class ModelOptions(BaseModel):
     """Name of the environment variable holding the key (never the key itself)."""
     params: ModelParams = Field(default_factory=ModelParams)
     """Sampling parameters."""
+
+    @field_validator("params")
+    @classmethod
+    def _sampling_in_range(cls, params: ModelParams) -> ModelParams:
+        if not (math.isfinite(params.temperature) and params.temperature >= 0):
+            raise ValueError(
+                f"temperature: got {params.temperature}; allowed: a finite number >= 0"
+            )
+        return params
 
 
 class RoleModel(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -16,6 +17,9 @@ from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.errors import ConfigError
 
 logger = logging.getLogger(__name__)
+
+CACHE_DIR_ENV = "FORKINGPATHS_CACHE_DIR"
+"""Folder of the response cache file when ModelRuntime.cache_path is not given."""
 
 # Bump the table name when Completion's stored shape changes: old rows are then simply ignored.
 _TABLE = "completions_v1"
@@ -44,11 +48,33 @@ class ResponseCache:
     """
 
     def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+        """A location that cannot hold the file (a file where its folder should be, a folder
+        where the file should be, an unwritable folder) is a ConfigError naming the path, raised
+        here, before any model call; the file itself is opened on first use."""
         self.path = Path(path)
         self._busy_timeout_s = busy_timeout_s
         self._conn: sqlite3.Connection | None = None
         # sqlite3 connections are not safe to share between threads without serialising calls.
         self._lock = threading.Lock()
+        self._check_location()
+
+    def _check_location(self) -> None:
+        problem = None
+        if self.path.is_dir():
+            problem = f"{str(self.path)!r} is a folder, not the cache file"
+        else:
+            # The nearest existing folder on the way up must be a folder this process can write
+            # (the file, its write-ahead log and any missing folders are created there).
+            nearest = next((p for p in self.path.parents if os.path.lexists(p)), None)
+            if nearest is not None and not nearest.is_dir():
+                problem = f"{str(nearest)!r} is a file, not a folder"
+            elif nearest is not None and not os.access(nearest, os.W_OK | os.X_OK):
+                problem = f"folder {str(nearest)!r} is not writable"
+        if problem is not None:
+            raise ConfigError(
+                f"response cache {str(self.path)!r}: {problem}; set {CACHE_DIR_ENV} to a"
+                " writable folder or turn the cache off (--no-cache)"
+            )
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is not None:

@@ -9,11 +9,9 @@ from pathlib import Path
 
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import RunOptions
+from forkingpaths.models.cache import CACHE_DIR_ENV
 from forkingpaths.models.retry import RetryPolicy
 from forkingpaths.models.usage import UsageMeter
-
-CACHE_DIR_ENV = "FORKINGPATHS_CACHE_DIR"
-"""Folder of the response cache file when ModelRuntime.cache_path is not given."""
 
 CACHE_FILE = "responses.sqlite"
 

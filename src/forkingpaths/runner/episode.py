@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.errors import ModelError
+from forkingpaths.core.human import HumanInputEnded
 from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec, utc_now
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.models.factory import RunParamsModel, make_model
@@ -130,6 +131,8 @@ class EpisodeRunner:
             record.agent_state = agent.state()
         except ModelError as exc:
             record.status, record.error = "error", f"ModelError: {exc}"
+        except HumanInputEnded as exc:  # the person stopped (Ctrl-D): no crash, no traceback
+            record.status, record.error = "error", f"HumanInputEnded: {exc}"
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a crash in one episode must not take the run down

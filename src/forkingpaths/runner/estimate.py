@@ -10,7 +10,7 @@ from typing import Any
 from forkingpaths.core.chat import Usage
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunSpec
-from forkingpaths.core.registry import make_benchmark
+from forkingpaths.core.registry import make_benchmark, scripted_policy_entry
 from forkingpaths.models.factory import parse_model_id
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.runtime import ModelRuntime
@@ -57,7 +57,11 @@ def estimate_run(
     if trials < 1:
         raise ConfigError(f"--trials must be >= 1, got {trials}")
     bench = make_benchmark(benchmark_name)
-    parse_model_id(model)
+    provider, name = parse_model_id(model)
+    if provider == "scripted":
+        scripted_policy_entry(name)  # an unknown policy is refused, naming the known ones
+    # Before the dry run: a price file that cannot be read is refused at once.
+    prices = PriceTable.load(prices_path)
     spec = RunSpec(
         benchmark=bench.id,
         split=split or bench.default_split,
@@ -92,7 +96,6 @@ def estimate_run(
             await bench.aclose()
 
     records = asyncio.run(dry_run())
-    prices = PriceTable.load(prices_path)
     calls = [c for r in records for s in r.steps for c in s.calls]
     n_calls = len(calls)
     prompt = sum(c.prompt_tokens for c in calls)

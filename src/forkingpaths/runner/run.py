@@ -8,7 +8,7 @@ import gc
 import hashlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from forkingpaths.report.html import write_run_report
 from forkingpaths.runner.episode import EpisodeContext, plan_jobs
 from forkingpaths.runner.executor import make_executor
 from forkingpaths.runner.progress import RunProgress
-from forkingpaths.runner.rundir import RunDirectory
+from forkingpaths.runner.rundir import RunDirectory, check_run_id
 from forkingpaths.runner.scoring import finalize_run
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,79 @@ class RunResult:
     planned_episodes: int
     budget_exhausted: bool = False
     records: list[EpisodeRecord] = field(default_factory=list)
+
+    @property
+    def errored(self) -> list[EpisodeRecord]:
+        """The planned episodes whose latest record is an error (this and earlier invocations)."""
+        return [r for r in self.records if r.status == "error"]
+
+
+RETRY_HINT = "re-run the same command with --retry-errors to retry them"
+"""What a run with errored episodes tells the user (finished episodes are kept either way)."""
+
+_CAUSE_WIDTH = 300
+"""A cause longer than this is cut: one line stays one line in a terminal log."""
+
+# Parts of a cause that differ per episode or request: ids (uuids, request ids, hex digests,
+# dates) and numbers. Ids go first, so the digits inside one do not split a cause into many.
+_VARIABLE = re.compile(
+    r"\b(?=[A-Za-z_-]*\d)(?=\d*[A-Za-z_-])[A-Za-z0-9_-]{16,}\b"
+    r"|\b(?=[a-fA-F-]*\d)[0-9a-fA-F-]{8,}\b"
+    r"|\d+"
+)
+
+
+def error_cause(error: str | None) -> str:
+    """The cause of an errored episode as its groups read it: the error's first line (its type
+    and message; the traceback tail is left out)."""
+    lines = (error or "").strip().splitlines()
+    return lines[0].strip() if lines else "unknown error"
+
+
+def _placeholder(value: str) -> str:
+    return "#" if value.isdigit() else "<id>"
+
+
+def group_errors(records: Iterable[EpisodeRecord]) -> list[tuple[int, str]]:
+    """Errored episodes grouped by cause, most frequent first: `(count, cause)`.
+
+    Causes that differ only in numbers or ids (a step number, a request id) are one group; such
+    a part is shown as it reads where every episode of the group agrees on it, else as `#` (a
+    number) or `<id>`. A cause is cut to 300 characters.
+    """
+    groups: dict[tuple[str, ...], list[tuple[list[str], list[str]]]] = {}
+    for record in records:
+        if record.status != "error":
+            continue
+        cause = error_cause(record.error)
+        texts, values = _VARIABLE.split(cause), _VARIABLE.findall(cause)
+        key = (*texts, *(_placeholder(v) for v in values))
+        groups.setdefault(key, []).append((texts, values))
+    out = []
+    for members in groups.values():
+        texts = members[0][0]
+        merged = texts[0]
+        for i, text in enumerate(texts[1:]):
+            seen = {values[i] for _, values in members}
+            merged += (seen.pop() if len(seen) == 1 else _placeholder(members[0][1][i])) + text
+        if len(merged) > _CAUSE_WIDTH:
+            merged = merged[: _CAUSE_WIDTH - 3] + "..."
+        out.append((len(members), merged))
+    out.sort(key=lambda item: -item[0])  # stable: equal counts keep the order first seen
+    return out
+
+
+def describe_errors(records: Iterable[EpisodeRecord], where: str = "") -> list[str]:
+    """The lines that tell the user which episodes errored and why (empty when none did):
+    `12 episodes errored[ in WHERE]:` then `  12 x CAUSE` per group."""
+    groups = group_errors(records)
+    if not groups:
+        return []
+    total = sum(count for count, _ in groups)
+    noun = "episode" if total == 1 else "episodes"
+    lines = [f"{total} {noun} errored{f' in {where}' if where else ''}:"]
+    lines += [f"  {count} x {cause}" for count, cause in groups]
+    return lines
 
 
 def default_run_id(spec: RunSpec) -> str:
@@ -103,6 +176,10 @@ async def execute_run(
     write_report: bool = True,
 ) -> RunResult:
     """Run (or resume) a spec. Cancelling this coroutine (Ctrl-C) keeps every finished record."""
+    if run_id is not None:
+        check_run_id(run_id)
+    # A price file that cannot be read is refused now, whatever the model (scripted ones too).
+    prices = PriceTable.load(options.prices_path)
     benchmark = make_benchmark(spec.benchmark, **spec.benchmark_options)
     spec = spec.model_copy(update={"benchmark": benchmark.id})
     validate_spec(spec, benchmark)
@@ -137,7 +214,7 @@ async def execute_run(
         options.budget_usd is not None
         and spec.model
         and not spec.model.startswith("scripted/")
-        and not PriceTable.load(options.prices_path).is_priced(spec.model)
+        and not prices.is_priced(spec.model)
     ):
         log.warning(
             "%s has no price in the price table: --budget-usd cannot limit it (add it with "
@@ -235,4 +312,13 @@ async def _close_model(model: object) -> None:
             await close()
 
 
-__all__ = ["RunResult", "execute_run", "plan_jobs", "validate_spec"]
+__all__ = [
+    "RETRY_HINT",
+    "RunResult",
+    "describe_errors",
+    "error_cause",
+    "execute_run",
+    "group_errors",
+    "plan_jobs",
+    "validate_spec",
+]

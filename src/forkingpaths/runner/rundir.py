@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from forkingpaths.core.errors import InvalidFile, SpecMismatch
+from forkingpaths.core.errors import ConfigError, InvalidFile, SpecMismatch
 from forkingpaths.core.jsonl import append_jsonl, repair_tail
 from forkingpaths.core.records import (
     RECORD_SCHEMA_VERSION,
@@ -52,6 +52,37 @@ def collect_environment() -> dict[str, Any]:
         "git_revision": _git_revision(),
         "argv": sys.argv,
     }
+
+
+def check_run_id(run_id: str) -> None:
+    """Refuse a run id that is not a plain folder name: a run directory is always created
+    inside the runs directory, never beside or above it."""
+    if not run_id.strip():
+        problem = "it is empty"
+    elif "/" in run_id or "\\" in run_id:
+        problem = "it contains a path separator"
+    elif run_id.startswith("."):
+        problem = "it starts with '.'"
+    elif any(ord(ch) < 32 for ch in run_id):
+        problem = "it contains a control character"
+    else:
+        return
+    raise ConfigError(
+        f"--run-id {run_id!r}: not a plain folder name ({problem}); a run id names one folder "
+        "inside --runs-dir: no '/' or '\\', not empty, not starting with '.'"
+    )
+
+
+def describe_os_error(exc: OSError, path: Path) -> str:
+    """What went wrong creating or writing `path`, naming the file or folder at fault: the
+    first existing component that is a file where a folder is needed, else the error's own
+    file name and reason."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        for part in reversed([path, *path.parents]):
+            if part.exists() and not part.is_dir():
+                return f"{part} is a file, not a folder"
+    name = exc.filename if exc.filename is not None else path
+    return f"{name}: {exc.strerror or exc}"
 
 
 def _git_revision() -> str | None:
@@ -111,7 +142,17 @@ class RunDirectory:
         return header
 
     def open(self, spec: RunSpec) -> RunHeader:
-        """Create the directory for `spec`, or reopen it if it holds the same spec."""
+        """Create the directory for `spec`, or reopen it if it holds the same spec. A directory
+        that cannot be created or written is a ConfigError naming the path and the problem."""
+        try:
+            return self._open(spec)
+        except OSError as exc:
+            raise ConfigError(
+                f"run directory {self.path} cannot be written: {describe_os_error(exc, self.path)}"
+                "; pass --runs-dir a folder you can write to"
+            ) from exc
+
+    def _open(self, spec: RunSpec) -> RunHeader:
         if self.exists():
             header = self.read_header()
             diff = header.spec.differing_fields(spec)
@@ -122,6 +163,10 @@ class RunDirectory:
                     f"pass --force-new to start a new run, or choose another --run-id."
                 )
             self._repair_tail()
+            # Opened for appending now, so a read-only run directory is refused before any
+            # episode is played rather than when its first record is written.
+            with self.episodes_path.open("a", encoding="utf-8"):
+                pass
             return header
         self.path.mkdir(parents=True, exist_ok=True)
         header = RunHeader(run_id=self.run_id, spec=spec, environment=collect_environment())

@@ -27,15 +27,47 @@ def test_human_play_is_recorded_like_an_agent_run(
     code, out, err = run_cli(
         ["escape", "play", str(CELL), "--attempts", "2", "--runs-dir", str(tmp_path)], capsys
     )
-    # The input ends during attempt 2: the episode is recorded as errored, the steps kept.
+    # The input ends during attempt 2: the episode is recorded as errored, the steps kept; the
+    # person ended it, so a clean line and exit 0, no traceback.
     assert code == 0, err
     assert "run directory:" in out
+    assert (
+        "stopped early: input ended before the scenario did; 3 steps played, recorded; re-run "
+        "the same command to play again"
+    ) in out
+    assert "Traceback" not in err and "crashed" not in err
     run_dir = next(tmp_path.iterdir())
     (record,) = load_records(run_dir)
     assert record.agent == "human"
     assert record.steps[0].thought == "the note may hold a code"
     assert record.steps[1].info["path"] == "P1_B"
     assert record.steps[2].info["forbidden"] is True
+
+
+def test_ctrl_d_records_the_episode_and_the_same_command_plays_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def ctrl_d(prompt: str = "") -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", ctrl_d)
+    args = ["escape", "play", str(CELL), "--attempts", "1", "--runs-dir", str(tmp_path)]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "stopped early: input ended before the scenario did; 0 steps played" in out
+    assert err == "", "no traceback, no log line"
+    run_dir = next(tmp_path.iterdir())
+    (record,) = load_records(run_dir)
+    assert record.status == "error"
+    assert record.error == "HumanInputEnded: input ended before the scenario did"
+
+    lines = iter(["click(note)"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0
+    assert "1 step played" in out, "the stopped play is played again, not skipped"
+    (record,) = load_records(run_dir)
+    assert [s.action for s in record.steps] == ["click(note)"]
 
 
 def test_play_refuses_an_unknown_scenario(

@@ -26,9 +26,10 @@ from forkingpaths.benchmarks.escape.env import (
 from forkingpaths.benchmarks.escape.metadata import default_meta_path, load_meta
 from forkingpaths.benchmarks.escape.schema import load_scenario, read_text, resolve_scenario
 from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.human import HumanInputEnded
 from forkingpaths.core.records import RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
-from forkingpaths.runner.run import execute_run
+from forkingpaths.runner.run import error_cause, execute_run
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -153,15 +154,28 @@ def play_cmd(
         agent="human",
         benchmark_options=bench.options,
     )
-    result = asyncio.run(
-        execute_run(spec, RunOptions(progress=False), runs_dir=runs_dir, run_id=run_id)
-    )
+    # retry_errors: a play the person stopped (Ctrl-D) is played again by the same command.
+    run_options = RunOptions(progress=False, retry_errors=True)
+    result = asyncio.run(execute_run(spec, run_options, runs_dir=runs_dir, run_id=run_id))
     metrics = result.metrics["metrics"]
-    errored = [r for r in result.records if r.status == "error"]
+    errored = result.errored
+    crashed = False
     if errored:
-        typer.echo(f"stopped early: {errored[0].error.splitlines()[0] if errored[0].error else ''}")
+        record = errored[0]
+        cause = error_cause(record.error)
+        ended = f"{HumanInputEnded.__name__}: "
+        crashed = not cause.startswith(ended)
+        steps = len(record.steps)
+        if not crashed:
+            typer.echo()  # Ctrl-D leaves the cursor after the prompt
+        typer.echo(
+            f"stopped early: {cause.removeprefix(ended)}; {steps} step{'' if steps == 1 else 's'}"
+            " played, recorded; re-run the same command to play again"
+        )
     typer.echo(f"paths found: {metrics.get('path_discovery_text', '-')}")
     typer.echo(f"run directory: {result.run_dir.path}")
+    if crashed:
+        raise typer.Exit(1)  # a failure, not the person ending the input (Ctrl-D)
 
 
 @app.command("agreement")

@@ -21,7 +21,7 @@ from forkingpaths.benchmarks.turtlesoup.responder import (
     Responder,
     judge_accuracy,
 )
-from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.models.factory import check_model_access, make_model
@@ -59,6 +59,14 @@ def import_cmd(
     if language not in (None, "en", "zh"):
         raise ConfigError(f"--language: expected en or zh, got {language!r}")
     report = import_report(path, language=language, allow_no_clues=allow_no_clues)
+    if not report.puzzles:
+        # Nothing to import: a failure (exit 2), as one line, or as the JSON report.
+        if as_json:
+            typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+            raise typer.Exit(2)
+        first = str(report.errors[0]) if report.errors else f"{path}: holds no puzzle"
+        more = f" (and {len(report.errors) - 1} more errors)" if len(report.errors) > 1 else ""
+        raise InvalidFile(f"no puzzle imported: {first}{more}")
     if out is not None:
         write_corpus(report.puzzles, out)
     if as_json:
