@@ -21,7 +21,7 @@ def test_list_shows_benchmarks_agents_models_suites(capsys: pytest.CaptureFixtur
     [
         (["run", "gridag", "--agent", "frontier"], "Did you mean 'griddag'"),
         (["run", "griddag", "--agent", "nope"], "Available: frontier, random, react"),
-        (["run", "--suite", "slow"], "Available: quick"),
+        (["run", "--suite", "slow"], "Available: local, quick"),
         (["run", "griddag", "--agent", "react", "--model", "nosuch/m"], "model API"),
         (["list", "things"], "Available: agents, all, benchmarks, models, suites"),
         (["run", "griddag", "--agent", "react", "--model", "openai-compat/x"], "--base-url"),

@@ -28,6 +28,7 @@ from forkingpaths.core.registry import (
     make_benchmark,
     scripted_policy_table,
 )
+from forkingpaths.models.local import DEFAULT_CONTEXT, DEFAULT_THREADS, serve_local
 from forkingpaths.report.compare import compare_runs
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import format_value
@@ -43,7 +44,13 @@ from forkingpaths.runner.estimate import estimate_run
 from forkingpaths.runner.run import RETRY_HINT, RunResult, describe_errors, execute_run
 from forkingpaths.runner.rundir import RunDirectory, load_records
 from forkingpaths.runner.scoring import rescore_run
-from forkingpaths.runner.suite import print_metrics, print_run_summary, run_suite
+from forkingpaths.runner.suite import (
+    is_suite_directory,
+    print_metrics,
+    print_run_summary,
+    rebuild_suite_report,
+    run_suite,
+)
 
 RUNS_DIR = Path("runs")
 
@@ -260,10 +267,16 @@ def build_app(mount: str | None = "*") -> typer.Typer:
 
     @app.command("report")
     def report_cmd(
-        run_dir: Annotated[Path, typer.Argument(help="a run directory (runs/<run-id>)")],
+        run_dir: Annotated[
+            Path,
+            typer.Argument(help="a run directory (runs/<run-id>) or a suite's (runs/suite-quick)"),
+        ],
     ) -> None:
-        """Re-score a run from its records and rebuild metrics.json and report.html."""
-
+        """Re-score a run (or every run of a suite) from its records and rebuild metrics.json
+        and report.html."""
+        if is_suite_directory(run_dir):
+            console.print(f"report: {rebuild_suite_report(run_dir, console=console)}")
+            return
         rd = RunDirectory(run_dir)
         metrics, bench, records = rescore_run(rd)
         write_run_report(rd, rd.read_header(), bench, records, metrics)
@@ -345,6 +358,32 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         _print_table(console, est.title, ["quantity", "expected", "upper bound"], est.rows)
         for note in est.notes:
             console.print(f"[dim]{note}[/dim]")
+
+    local_app = typer.Typer(help="Local GGUF models on llama.cpp's server (the `local` extra).")
+    app.add_typer(local_app, name="local")
+
+    @local_app.command("serve")
+    def local_serve_cmd(
+        model: Annotated[
+            str, typer.Argument(help="smollm2-135m, gemma3-270m or a PATH.gguf")
+        ] = "smollm2-135m",
+        n_ctx: Annotated[int, typer.Option(help="context window, tokens")] = DEFAULT_CONTEXT,
+        threads: Annotated[int, typer.Option(help="decoding threads")] = DEFAULT_THREADS,
+    ) -> None:
+        """Serve a local model until Ctrl-C and print the --base-url to use with it."""
+        name = model.removeprefix("local/")
+        options = ModelOptions(
+            params=ModelParams(extra={"local_n_ctx": n_ctx, "local_threads": threads})
+        )
+
+        def ready(base_url: str, served: str) -> None:
+            console.print(
+                f"serving local/{name} at {base_url}\n"
+                f"use: --model openai-compat/{served} --base-url {base_url}   (Ctrl-C stops it)",
+                highlight=False,
+            )
+
+        serve_local(name, options, ready)
 
     @app.command("mockserver")
     def mockserver_cmd(

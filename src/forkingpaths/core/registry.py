@@ -114,6 +114,8 @@ GYM_IDS: Mapping[str, tuple[str, str]] = MappingProxyType(
 SUITES: Mapping[str, str] = MappingProxyType(
     {
         "quick": "every registered benchmark with its reference agent and scripted model, offline",
+        "local": "every LLM agent on SmolLM2-135M-Instruct through llama.cpp (the `local` extra), "
+        "shortened budgets, ~20 min on two cores",
     }
 )
 

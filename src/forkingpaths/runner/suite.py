@@ -19,6 +19,7 @@ from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
 from forkingpaths.report.compare import benchmark_tables, write_comparison
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import Table, format_value, metric_cell, rich_table
+from forkingpaths.runner.local_suite import local_specs
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.scoring import rescore_run
@@ -65,7 +66,7 @@ def run_suite(
         raise NameNotFound("suite", suite, list(SUITES))
 
     results = []
-    for spec in quick_specs():
+    for spec in quick_specs() if suite == "quick" else local_specs():
         result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir))
         results.append(result)
 
