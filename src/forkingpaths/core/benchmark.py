@@ -153,6 +153,10 @@ class Benchmark(ABC):
     model_roles: ClassVar[Mapping[str, str]] = {}
     """Models the protocol itself calls (role -> what for), e.g. a judge; the user configures
     them with `--role ROLE=MODEL` and `run_episode` receives them in `roles`."""
+    role_defaults_by_model: ClassVar[Mapping[str, Mapping[str, str]]] = {}
+    """Role models a run gets when the user names none for a role and the agent's model is a
+    key here (a scripted questioner only asks: the scripted responder and judge answer); the
+    runner writes them into the run's spec."""
     roles_default_to_agent: ClassVar[frozenset[str]] = frozenset()
     """Roles played by the agent's own model when the user configures none (TurtleSoup's
     symmetric design: the questioner's model also answers)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
+from forkingpaths.core.records import EpisodeRecord, RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.models.factory import check_model_access
 from forkingpaths.models.pricing import PriceTable
@@ -124,6 +124,19 @@ def default_run_id(spec: RunSpec) -> str:
     return f"{bench}-{spec.split}-{spec.agent}-{model}-{digest}"
 
 
+def with_default_roles(spec: RunSpec, benchmark: Benchmark) -> RunSpec:
+    """The spec with the role models its benchmark gives the agent's model by default
+    (`Benchmark.role_defaults_by_model`) for the roles the user left out."""
+    defaults = {
+        role: RoleModel(model=model)
+        for role, model in benchmark.role_defaults_by_model.get(spec.model or "", {}).items()
+        if role not in spec.roles
+    }
+    if not defaults:
+        return spec
+    return spec.model_copy(update={"roles": {**defaults, **spec.roles}})
+
+
 def validate_spec(spec: RunSpec, benchmark: Benchmark) -> None:
     """Refuse a spec that cannot run, before any episode starts (no network used)."""
     agent = benchmark.agent_spec(spec.agent)
@@ -181,7 +194,7 @@ async def execute_run(
     # A price file that cannot be read is refused now, whatever the model (scripted ones too).
     prices = PriceTable.load(options.prices_path)
     benchmark = make_benchmark(spec.benchmark, **spec.benchmark_options)
-    spec = spec.model_copy(update={"benchmark": benchmark.id})
+    spec = with_default_roles(spec.model_copy(update={"benchmark": benchmark.id}), benchmark)
     validate_spec(spec, benchmark)
     if benchmark.agent_spec(spec.agent).interactive:
         # One terminal, one player: episodes in turn, nothing redrawing over the prompt.

@@ -11,15 +11,10 @@ from tests.doubles import run_cli
 
 from forkingpaths.api import load_records, run
 from forkingpaths.benchmarks.turtlesoup.benchmark import TurtleSoupBenchmark
-from forkingpaths.core.records import RunOptions
-from forkingpaths.models.runtime import ModelRuntime
-from forkingpaths.models.scripted import ScriptedModel, load_policy
+from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
+from forkingpaths.runner.run import with_default_roles
 
 INSTANCES = "crime_thriller-01-en,clever_logic-01-zh"
-
-
-def scripted(policy: str) -> ScriptedModel:
-    return ScriptedModel(f"scripted/{policy}", load_policy(policy), ModelRuntime())
 
 
 def test_scripted_questioner_alone_is_judged_with_no_responder_failure(
@@ -36,6 +31,11 @@ def test_scripted_questioner_alone_is_judged_with_no_responder_failure(
     assert (metrics["episodes"], metrics["judged_episodes"], metrics["n_scored"]) == (2, 2, 2)
     assert metrics["responder_failures"] == 0 and metrics["unscored_points"] == 0
     assert metrics["overall"] == pytest.approx(3.6)
+    spec = json.loads((run_dir / "spec.json").read_text())["spec"]
+    assert {r: m["model"] for r, m in spec["roles"].items()} == {
+        "responder": "scripted/turtlesoup-responder",
+        "judge": "scripted/turtlesoup-judge",
+    }
     records = load_records(run_dir)
     assert [(r.initial_info["responder"], r.initial_info["judge"]) for r in records] == [
         ("scripted/turtlesoup-responder", "scripted/turtlesoup-judge")
@@ -67,18 +67,19 @@ def test_a_role_the_user_names_is_kept(tmp_path: Path, caplog: pytest.LogCapture
     assert not [r for r in caplog.records if "judge role falls back" in r.getMessage()]
 
 
-def test_role_models_swap_only_the_scripted_questioner() -> None:
+def test_the_default_roles_are_written_into_the_spec(tmp_path: Path) -> None:
     bench = TurtleSoupBenchmark()
-    questioner, echo = scripted("turtlesoup-questioner"), scripted("echo")
-    roles = bench.role_models({"responder": questioner, "judge": questioner})
-    assert {role: model.name for role, model in roles.items()} == {
+    spec = RunSpec(
+        benchmark=bench.id, split="all", agent="mosaic", model="scripted/turtlesoup-questioner"
+    )
+    assert {r: m.model for r, m in with_default_roles(spec, bench).roles.items()} == {
         "responder": "scripted/turtlesoup-responder",
         "judge": "scripted/turtlesoup-judge",
     }
-    # One stand-in per benchmark object, shared by the episodes.
-    assert bench.role_models({"responder": questioner})["responder"] is roles["responder"]
-    assert bench.role_models({"responder": echo, "judge": echo}) == {
-        "responder": echo,
-        "judge": echo,
+    named = spec.model_copy(update={"roles": {"judge": RoleModel(model="scripted/echo")}})
+    assert {r: m.model for r, m in with_default_roles(named, bench).roles.items()} == {
+        "responder": "scripted/turtlesoup-responder",
+        "judge": "scripted/echo",
     }
-    assert bench.role_models({}) == {}
+    other = spec.model_copy(update={"model": "scripted/echo"})
+    assert with_default_roles(other, bench).roles == {}

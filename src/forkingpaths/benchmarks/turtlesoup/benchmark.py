@@ -25,7 +25,6 @@ from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.protocol import StepHook
 from forkingpaths.core.records import EpisodeRecord, StepRecord
-from forkingpaths.models.factory import make_model
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +93,7 @@ class TurtleSoupBenchmark(Benchmark):
     default to the questioner's model (the paper's symmetric design; its judge was a reasoning
     model, so pass `--role judge=...` to reproduce it; a warning is logged once when the judge
     falls back to the questioner's model), except for a scripted questioner, which only asks:
-    a role it would play is played by the model `scripted_role_defaults` names for it
+    a role it would play is played by the model `role_defaults_by_model` names for it
     (`scripted/turtlesoup-questioner` -> `scripted/turtlesoup-responder` and
     `scripted/turtlesoup-judge`), so the obvious offline command is judged. Without any
     responder model (a person playing offline) the lexical stand-in answers. Invalid questions
@@ -146,7 +145,7 @@ class TurtleSoupBenchmark(Benchmark):
         }
     )
     roles_default_to_agent = frozenset({"responder", "judge"})
-    scripted_role_defaults: ClassVar[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+    role_defaults_by_model: ClassVar[Mapping[str, Mapping[str, str]]] = MappingProxyType(
         {SCRIPTED_QUESTIONER: QUICK_ROLES}
     )
     """Role models by the model that would play the role: a scripted questioner only asks, so
@@ -202,7 +201,6 @@ class TurtleSoupBenchmark(Benchmark):
             self.options["puzzles"] = str(self.config.puzzles)
         self._puzzles: dict[str, Puzzle] | None = None
         self._warned_judge = False
-        self._role_stand_ins: dict[str, ChatModel] = {}
 
     # ---- instances ----
 
@@ -238,9 +236,7 @@ class TurtleSoupBenchmark(Benchmark):
         self, instance: Instance, roles: Mapping[str, ChatModel] = MappingProxyType({})
     ) -> TurtleSoupEnv:
         """The dialogue of one puzzle: its `responder` role answers (the lexical stand-in when
-        none is configured) and its `judge` role scores the summary (not judged without one); a
-        role given to a model of `scripted_role_defaults` is played by the model named there."""
-        roles = self.role_models(roles)
+        none is configured) and its `judge` role scores the summary (not judged without one)."""
         return TurtleSoupEnv(
             self.puzzle(instance),
             responder=roles.get("responder"),
@@ -251,28 +247,6 @@ class TurtleSoupBenchmark(Benchmark):
 
     def max_steps(self, instance: Instance) -> int:
         return self.config.max_turns + 1
-
-    def role_models(self, roles: Mapping[str, ChatModel]) -> dict[str, ChatModel]:
-        """`roles` with each role that a model of `scripted_role_defaults` would play (the
-        scripted questioner, by default or by name) given to the model named there instead;
-        each stand-in is built once per benchmark object."""
-        out = dict(roles)
-        for role, model in roles.items():
-            stand_in = self.scripted_role_defaults.get(model.name, {}).get(role)
-            if stand_in is None:
-                continue
-            if stand_in not in self._role_stand_ins:
-                log.info(
-                    "turtlesoup: %s only asks; %s plays the %s role (pass --role %s=MODEL for "
-                    "another)",
-                    model.name,
-                    stand_in,
-                    role,
-                    role,
-                )
-                self._role_stand_ins[stand_in] = make_model(stand_in)
-            out[role] = self._role_stand_ins[stand_in]
-        return out
 
     # ---- protocol ----
 
