@@ -38,8 +38,8 @@ _SEED_PROMPT = str(
     files("forkingpaths.benchmarks.creativebench").joinpath("data/prompts/seed-instruction.json")
 )
 _ESCAPE = {"attempts": 1, "max_steps": 4}
-_EEB = {"max_steps": 6}
-_TURTLESOUP = {"max_turns": 3}
+_EEB = {"max_steps": 4}
+_TURTLESOUP = {"max_turns": 2}
 
 LOCAL_RUNS: tuple[LocalRun, ...] = (
     # griddag: the ReAct agent with each of the four prompts, both modes, with and without the
