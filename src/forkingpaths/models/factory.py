@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
+
 from forkingpaths.core import registry
 from forkingpaths.core.chat import ChatModel, Completion, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, NameNotFound
 from forkingpaths.core.records import ModelOptions
 from forkingpaths.models.runtime import ModelRuntime
+
+log = logging.getLogger(__name__)
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -78,3 +83,17 @@ class RunParamsModel:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, defaults={self.defaults!r})"
+
+
+async def close_models(models: Iterable[object | None]) -> None:
+    """Close each distinct model once (a role may be played by the agent's own model): HTTP
+    clients, and a local model's llama.cpp server. A failure to close is logged, not raised, so
+    the others still close and the results already written stand."""
+    for model in {id(m): m for m in models if m is not None}.values():
+        close = getattr(model, "aclose", None)
+        if close is None:
+            continue
+        try:
+            await close()
+        except Exception:
+            log.warning("closing %r failed", model, exc_info=True)

@@ -17,7 +17,7 @@ from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
-from forkingpaths.models.factory import check_model_access
+from forkingpaths.models.factory import check_model_access, close_models
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.usage import UsageMeter
 from forkingpaths.report.html import write_run_report
@@ -281,9 +281,7 @@ async def execute_run(
                 await ticker
             if runner is not None:
                 # A role may be played by the agent's own model: close each client once.
-                models = {id(m): m for m in (runner.model, *runner.roles.values()) if m}
-                for model in models.values():
-                    await _close_model(model)
+                await close_models((runner.model, *runner.roles.values()))
             await benchmark.aclose()
 
     if budget_hit:
@@ -316,13 +314,6 @@ def _collector_tuned() -> Iterator[None]:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
-
-
-async def _close_model(model: object) -> None:
-    close = getattr(model, "aclose", None)
-    if close is not None:
-        with contextlib.suppress(Exception):
-            await close()
 
 
 __all__ = [

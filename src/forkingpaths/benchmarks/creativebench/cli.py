@@ -39,7 +39,7 @@ from forkingpaths.benchmarks.creativebench.sandbox import Sandbox, exec_json
 from forkingpaths.benchmarks.creativebench.tasks import import_report
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, ModelOptions
-from forkingpaths.models.factory import check_model_access, make_model
+from forkingpaths.models.factory import check_model_access, close_models, make_model
 from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.runner.rundir import load_records
 
@@ -565,6 +565,7 @@ def evolve_cmd(
                 + ",".join(i.id for i in held_out)
             )
         finally:
+            await close_models((chat, judge_model))
             await bench.aclose()
 
     asyncio.run(main())

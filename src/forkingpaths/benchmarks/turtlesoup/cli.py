@@ -24,7 +24,7 @@ from forkingpaths.benchmarks.turtlesoup.responder import (
 from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
-from forkingpaths.models.factory import check_model_access, make_model
+from forkingpaths.models.factory import check_model_access, close_models, make_model
 from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.runner.arguments import parse_roles
 from forkingpaths.runner.run import execute_run
@@ -133,9 +133,7 @@ def judge_accuracy_cmd(
         try:
             return await judge_accuracy(guesses, report.puzzles, factory)
         finally:
-            close = getattr(chat, "aclose", None)
-            if close is not None:
-                await close()  # the model's HTTP client, inside the loop that opened it
+            await close_models([chat])  # inside the loop that opened its HTTP client
 
     result = asyncio.run(measure())
     if as_json:

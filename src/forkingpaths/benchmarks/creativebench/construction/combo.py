@@ -52,7 +52,6 @@ from forkingpaths.benchmarks.creativebench.construction.workdir import (
     PipelineReport,
     build_model,
     check_count,
-    close_models,
     run_all,
 )
 from forkingpaths.benchmarks.creativebench.novelty import EmbeddingBackend, make_embedding_backend
@@ -60,6 +59,7 @@ from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 from forkingpaths.core.records import ModelOptions
+from forkingpaths.models.factory import close_models
 from forkingpaths.models.runtime import ModelRuntime
 
 log = logging.getLogger(__name__)

@@ -33,7 +33,6 @@ from forkingpaths.benchmarks.creativebench.construction.workdir import (
     PipelineReport,
     build_model,
     check_count,
-    close_models,
     run_all,
 )
 from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
@@ -41,7 +40,7 @@ from forkingpaths.benchmarks.creativebench.tasks import Constraint, ExploreTask,
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.core.records import ModelOptions
-from forkingpaths.models.factory import check_model_access
+from forkingpaths.models.factory import check_model_access, close_models
 from forkingpaths.models.runtime import ModelRuntime
 
 log = logging.getLogger(__name__)

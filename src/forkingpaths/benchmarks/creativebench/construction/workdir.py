@@ -192,11 +192,3 @@ def build_model(model_id: str, options: ModelOptions | None, runtime: ModelRunti
     options = options if options is not None else ModelOptions()
     check_model_access(model_id, options)
     return RunParamsModel(make_model(model_id, options, runtime), options.params)
-
-
-async def close_models(models: Sequence[ChatModel]) -> None:
-    """Close each distinct model that holds resources (HTTP clients)."""
-    for model in {id(m): m for m in models}.values():
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            await close()
