@@ -51,8 +51,16 @@ run: $(VENV)/.installed sandbox
 	$(BIN)/forkingpaths run --suite quick --runs-dir $(RUNS_DIR)
 
 # Every LLM agent on SmolLM2-135M-Instruct through llama.cpp's server: no key, no network.
+LOCAL_MODEL ?= local/smollm2-135m
+
 run-local: $(VENV)/.installed-local sandbox
 	$(BIN)/forkingpaths run --suite local --runs-dir $(RUNS_DIR)
+	$(BIN)/forkingpaths eeb learn maze --model $(LOCAL_MODEL) --rounds 1 --levels-per-round 1 \
+		--eval-levels 1 --max-steps 4 --runs-dir $(RUNS_DIR)
+	$(BIN)/forkingpaths creativebench evolve --model $(LOCAL_MODEL) --method island --split combo \
+		--train 1 --generations 1 --islands 1 --population 2 --out $(RUNS_DIR)/local-evolve/island.json
+	$(BIN)/forkingpaths creativebench build-combo --model $(LOCAL_MODEL) --n 2 \
+		--out $(RUNS_DIR)/local-build-combo
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

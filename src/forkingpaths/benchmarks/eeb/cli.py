@@ -132,6 +132,10 @@ def learn_cmd(
     no_truthweaver: Annotated[bool, typer.Option(help="ablation without TruthWeaver")] = False,
     truths: Annotated[Path | None, typer.Option(help="start from this truth file")] = None,
     seed: Annotated[int, typer.Option(help="seed of level choice and episodes")] = 0,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(help="cap every episode at this many steps (the maze's own cap too)"),
+    ] = None,
     base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
     api_key_env: Annotated[str | None, typer.Option(help="env var holding the key")] = None,
     temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
@@ -154,8 +158,10 @@ def learn_cmd(
         verification=not no_verify,
         truthweaver=not no_truthweaver,
         seed=seed,
+        **({} if max_steps is None else {"max_steps": max_steps}),
     )
     bench = EEBBenchmark()
+    game_cap = {} if max_steps is None else {"max_steps": max_steps}
     chat = RunParamsModel(
         make_model(model, options, ModelRuntime(cache=not no_cache)), options.params
     )
@@ -163,7 +169,7 @@ def learn_cmd(
     learner = ExpVerLearner(
         config,
         make_agent=lambda texts: bench.make_agent("base", chat, {"truths": texts}),
-        make_env=lambda level: game_env(game, level),  # type: ignore[arg-type]
+        make_env=lambda level: game_env(game, level, **game_cap),  # type: ignore[arg-type]
         episode_metrics=RECORD_METRICS[game],
         model=chat,
         out_dir=out_dir,
