@@ -19,6 +19,8 @@ from typing import Any
 TIMING = {"started_at", "finished_at", "duration_s", "latency_s", "timing", "created_at"}
 # What record schema 2 added: the transcript of every call, and the version itself.
 ADDED = {"schema_version", "messages", "messages_ref", "params", "finish_reason"}
+# What metrics.json gained after the baseline (issue 12): per-purpose call figures.
+ADDED |= {"calls_by_purpose", "invalid_step_rate"}
 
 
 def _clean(value: Any, drop: set[str]) -> Any:

@@ -345,6 +345,28 @@ class UsageTotals(BaseModel):
     """Priced cost, rounded to 6 decimals."""
 
 
+class CallStats(BaseModel):
+    """The model calls of one purpose over a run's episodes (the agent's `act`, a `judge`...)."""
+
+    calls: int = 0
+    """Calls made."""
+    calls_per_episode: float = 0.0
+    """Calls per recorded episode."""
+    tokens_per_episode: float = 0.0
+    """Prompt + completion tokens per recorded episode."""
+    empty_replies: int = 0
+    """Calls whose reply was empty: a model that said nothing to parse."""
+
+
+class CallTiming(BaseModel):
+    """How fast the calls of one purpose were answered (not served from the cache)."""
+
+    seconds_per_call: float = 0.0
+    """Mean latency."""
+    tokens_per_second: float | None = None
+    """Completion tokens per second of latency (None when every call was cached)."""
+
+
 class RunTiming(BaseModel):
     """Wall time of a run's episodes."""
 
@@ -352,6 +374,8 @@ class RunTiming(BaseModel):
     """Mean episode wall time (None without episodes)."""
     episode_seconds_total: float = 0.0
     """Summed episode wall time (more than the run's when episodes overlap)."""
+    calls_by_purpose: dict[str, CallTiming] = Field(default_factory=dict)
+    """Latency and decoding speed of the model calls, by purpose."""
 
 
 class EpisodeError(BaseModel):
@@ -391,6 +415,11 @@ class RunMetrics(BaseModel):
     their labels and directions are the benchmark's `metric_specs`)."""
     usage: UsageTotals = Field(default_factory=UsageTotals)
     """Model usage."""
+    calls_by_purpose: dict[str, CallStats] = Field(default_factory=dict)
+    """Model calls by what they were for, every role's included."""
+    invalid_step_rate: float | None = None
+    """Steps the env could not parse or execute, over all steps (an agent's format failures
+    and illegal moves; None without steps)."""
     timing: RunTiming = Field(default_factory=RunTiming)
     """Episode wall times."""
     errors: list[EpisodeError] = Field(default_factory=list)

@@ -15,6 +15,7 @@ from forkingpaths.core.version import __version__
 from forkingpaths.report.tables import (
     Link,
     Table,
+    calls_table,
     episodes_table,
     format_value,
     group_table,
@@ -98,7 +99,11 @@ def write_run_report(
     groups = group_table(benchmark, summary)
     if groups:
         sections.append(groups)
-    sections += [usage_table(summary), episodes_table(benchmark, records)]
+    sections.append(usage_table(summary))
+    calls = calls_table(summary)
+    if calls is not None:
+        sections.append(calls)
+    sections.append(episodes_table(benchmark, records))
     html = render_page(
         f"{benchmark.id} — {header.run_id}", run_dir.path, sections, plots, summary["errors"]
     )

@@ -220,6 +220,31 @@ def usage_table(summary: dict[str, Any]) -> Table:
     return Table("Model usage", ["quantity", "value"], [[k, v] for k, v in usage.items()])
 
 
+def calls_table(summary: dict[str, Any]) -> Table | None:
+    """Model calls by purpose (the agent's and each role's): how many per episode, tokens per
+    episode, seconds per call, decoding speed and empty replies; None for a run without calls."""
+    stats = summary.get("calls_by_purpose") or {}
+    if not stats:
+        return None
+    timing = (summary.get("timing") or {}).get("calls_by_purpose") or {}
+    rows = [
+        [
+            purpose,
+            s["calls"],
+            round(s["calls_per_episode"], 2),
+            round(s["tokens_per_episode"]),
+            round(timing.get(purpose, {}).get("seconds_per_call", 0.0), 3),
+            timing.get(purpose, {}).get("tokens_per_second"),
+            s["empty_replies"],
+        ]
+        for purpose, s in stats.items()
+    ]
+    rate = summary.get("invalid_step_rate")
+    note = "" if rate is None else f"invalid steps (unparsable or illegal actions): {rate:.2%}"
+    header = ["purpose", "calls", "calls/episode", "tokens/episode", "s/call", "tokens/s", "empty"]
+    return Table("Model calls by purpose", header, rows, note=note)
+
+
 EPISODE_COLUMNS = ("instance", "trial", "status", "steps")
 """The columns every episode row starts with; `steps` counts the record's steps."""
 

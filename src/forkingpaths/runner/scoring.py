@@ -8,9 +8,12 @@ from typing import Any
 
 from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.records import (
+    CallStats,
+    CallTiming,
     EpisodeCounts,
     EpisodeError,
     EpisodeRecord,
+    ModelCallRecord,
     RunHeader,
     RunMetrics,
     RunTiming,
@@ -52,15 +55,63 @@ def summarize(
             reasoning_tokens=sum(r.usage.reasoning_tokens for r in records),
             cost_usd=round(sum(r.cost_usd for r in records), 6),
         ),
+        calls_by_purpose=call_stats(records),
+        invalid_step_rate=_invalid_step_rate(records),
         timing=RunTiming(
             episode_seconds_mean=round(statistics.fmean(durations), 4) if durations else None,
             episode_seconds_total=round(sum(durations), 4),
+            calls_by_purpose=call_timing(records),
         ),
         errors=[
             EpisodeError(instance_id=r.instance_id, trial=r.trial, error=(r.error or "")[:500])
             for r in errored
         ],
     )
+
+
+def _calls_by_purpose(records: Sequence[EpisodeRecord]) -> dict[str, list[ModelCallRecord]]:
+    calls: dict[str, list[ModelCallRecord]] = {}
+    for record in records:
+        for step in record.steps:
+            for call in step.calls:
+                calls.setdefault(call.purpose, []).append(call)
+    return dict(sorted(calls.items()))
+
+
+def call_stats(records: Sequence[EpisodeRecord]) -> dict[str, CallStats]:
+    """Calls, tokens and empty replies by call purpose, over `records`."""
+    episodes = max(len(records), 1)
+    return {
+        purpose: CallStats(
+            calls=len(group),
+            calls_per_episode=round(len(group) / episodes, 4),
+            tokens_per_episode=round(
+                sum(c.prompt_tokens + c.completion_tokens for c in group) / episodes, 2
+            ),
+            empty_replies=sum(not c.response.strip() for c in group),
+        )
+        for purpose, group in _calls_by_purpose(records).items()
+    }
+
+
+def call_timing(records: Sequence[EpisodeRecord]) -> dict[str, CallTiming]:
+    """Latency and completion tokens per second by call purpose (cache hits left out)."""
+    out = {}
+    for purpose, group in _calls_by_purpose(records).items():
+        timed = [c for c in group if not c.cached]
+        latency = sum(c.latency_s for c in timed)
+        out[purpose] = CallTiming(
+            seconds_per_call=round(latency / len(timed), 4) if timed else 0.0,
+            tokens_per_second=(
+                round(sum(c.completion_tokens for c in timed) / latency, 2) if latency else None
+            ),
+        )
+    return out
+
+
+def _invalid_step_rate(records: Sequence[EpisodeRecord]) -> float | None:
+    steps = [s for r in records for s in r.steps]
+    return round(sum(not s.valid for s in steps) / len(steps), 4) if steps else None
 
 
 def finalize_run(

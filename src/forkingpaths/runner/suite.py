@@ -18,7 +18,7 @@ from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
 from forkingpaths.report.compare import benchmark_tables, write_comparison
 from forkingpaths.report.html import write_run_report
-from forkingpaths.report.tables import Table, format_value, metric_cell, rich_table
+from forkingpaths.report.tables import Table, calls_table, format_value, metric_cell, rich_table
 from forkingpaths.runner.local_suite import local_specs
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import RunDirectory
@@ -161,6 +161,11 @@ def print_metrics(console: Console, bench: Benchmark, metrics: dict[str, Any]) -
 
 def print_run_summary(console: Console, bench: Benchmark, result: RunResult) -> None:
     print_metrics(console, bench, result.metrics)
+    calls = calls_table(result.metrics)
+    if calls is not None:
+        console.print(rich_table(calls))
+        if calls.note:
+            console.print(calls.note)
     if result.skipped_episodes:
         console.print(f"resumed: {result.skipped_episodes} episodes were already recorded")
     if result.budget_exhausted:
