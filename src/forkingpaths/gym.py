@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env, OrderEnforcing
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.registry import (
@@ -18,7 +19,7 @@ from forkingpaths.core.registry import (
     load_entry_point,
     make_benchmark,
 )
-from forkingpaths.models.factory import make_model
+from forkingpaths.models.factory import close_models, make_model
 
 if TYPE_CHECKING:
     import gymnasium
@@ -31,11 +32,18 @@ TEXT_CHARSET = string.whitespace + "".join(
 MAX_TEXT_LENGTH = 1 << 16
 
 
-def to_gymnasium(env: Env, *, max_text_length: int = MAX_TEXT_LENGTH) -> gymnasium.Env[str, str]:
+def to_gymnasium(
+    env: Env,
+    *,
+    max_text_length: int = MAX_TEXT_LENGTH,
+    models: Sequence[ChatModel] = (),
+) -> gymnasium.Env[str, str]:
     """Wrap `env` for reinforcement-learning code: observations and actions are strings,
     `step` returns Gymnasium's 5-tuple and `info["data"]` carries `Observation.data`. An env
     whose protocol awaits models or services is driven on an event loop the adapter owns, so
     the same envs the runner plays serve Gymnasium code.
+
+    `models` (the env's role models) are closed with the env, on the adapter's loop.
 
     Needs the `gymnasium` package (`pip install 'forkingpaths[gym]'`).
     """
@@ -80,7 +88,11 @@ def to_gymnasium(env: Env, *, max_text_length: int = MAX_TEXT_LENGTH) -> gymnasi
 
         def close(self) -> None:
             self.env.close()
+            if self._loop is None and models:
+                self._loop = asyncio.Runner()
             if self._loop is not None:
+                # The role models' clients (a local model's server) close on the loop they used.
+                self._loop.run(close_models(models))
                 self._loop.close()
                 self._loop = None
 
@@ -112,7 +124,8 @@ def make_instance_env(
             f"its roles: {', '.join(bench.model_roles) or '(none)'}"
         )
     models = {role: make_model(model_id) for role, model_id in (roles or {}).items()}
-    return to_gymnasium(OrderEnforcing(bench.make_env(pool[index], models)))
+    env = OrderEnforcing(bench.make_env(pool[index], models))
+    return to_gymnasium(env, models=list(models.values()))
 
 
 def register_envs() -> list[str]:

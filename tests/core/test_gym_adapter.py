@@ -103,3 +103,22 @@ def test_registered_game_envs_pass_check_env(env_id: str) -> None:
     register_envs()
     env = gymnasium.make(env_id, index=1)
     check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_closing_the_adapter_closes_the_role_models_it_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    closed: list[list[str]] = []
+
+    async def record(models: list[object]) -> None:
+        closed.append([m.name for m in models])  # type: ignore[attr-defined]
+
+    monkeypatch.setattr("forkingpaths.gym.close_models", record)
+    bench = make_benchmark("turtlesoup")
+    instance = bench.instances(bench.default_split)[0]
+    env = make_instance_env(
+        "turtlesoup", instance.id, roles={"responder": "scripted/turtlesoup-responder"}
+    )
+    env.reset(seed=0)
+    env.close()
+    assert closed == [["scripted/turtlesoup-responder"]]
