@@ -11,9 +11,7 @@ from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env, OrderEnforcing
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.registry import (
-    BUILTIN_BENCHMARKS as BUILTIN_IDS,
-)
-from forkingpaths.core.registry import (
+    BUILTIN_BENCHMARKS,
     GYM_IDS,
     benchmark_table,
     load_entry_point,
@@ -137,7 +135,7 @@ def register_envs() -> list[str]:
 
     table: dict[str, tuple[str, str]] = dict(GYM_IDS)
     for bid, path in benchmark_table().items():
-        if bid in BUILTIN_IDS:
+        if bid in BUILTIN_BENCHMARKS:
             continue  # built-ins are listed in GYM_IDS: no benchmark module is imported
         cls = load_entry_point(path)
         table.update({env_id: (cls.name, p) for env_id, p in getattr(cls, "gym_ids", {}).items()})

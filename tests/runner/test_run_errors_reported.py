@@ -4,11 +4,10 @@ server, through the command line."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
-from tests.doubles import run_cli
+from tests.doubles import free_port, run_cli
 
 from forkingpaths.core.records import EpisodeRecord, ModelOptions, RunSpec
 from forkingpaths.models.mockserver import run_mock_server_in_thread
@@ -24,12 +23,6 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FORKINGPATHS_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _run_args(model: str, base_url: str, runs_dir: Path) -> list[str]:
     return [
         "run", "griddag", "--agent", "react", "--model", model, "--base-url", base_url,
@@ -41,7 +34,7 @@ def _run_args(model: str, base_url: str, runs_dir: Path) -> list[str]:
 def test_unreachable_endpoint_exits_1_with_the_errors_grouped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    port = _free_port()
+    port = free_port()
     args = _run_args("openai-compat/griddag-frontier", f"http://127.0.0.1:{port}/v1", tmp_path)
     code, out, err = run_cli(args, capsys)
     assert code == 1
@@ -124,7 +117,7 @@ def test_causes_group_by_type_and_first_line_with_varying_numbers_and_ids_collap
 def test_a_suite_with_errored_runs_names_them_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base_url = f"http://127.0.0.1:{_free_port()}/v1"
+    base_url = f"http://127.0.0.1:{free_port()}/v1"
     specs = [
         RunSpec(
             benchmark="griddag-v1",

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from tests.doubles import free_port
 
 from forkingpaths.core.records import ModelOptions, RunOptions, RunSpec
 from forkingpaths.models.mockserver import MockServer, run_mock_server_in_thread
@@ -38,14 +38,8 @@ def _spec(base_url: str, **kw: object) -> RunSpec:
     return RunSpec(**{**base, **kw})
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_unreachable_endpoint_errors_episodes_and_the_run_goes_on(tmp_path: Path) -> None:
-    spec = _spec(f"http://127.0.0.1:{_free_port()}/v1")
+    spec = _spec(f"http://127.0.0.1:{free_port()}/v1")
     options = RunOptions(concurrency=3, progress=False, max_retries=1, request_timeout_s=2)
     result = await execute_run(spec, options, runs_dir=tmp_path)
     assert result.metrics["episodes"] == {"planned": 3, "ok": 0, "errored": 3}

@@ -34,6 +34,7 @@ def summarize(
     ok = [r for r in records if r.status == "ok"]
     errored = [r for r in records if r.status == "error"]
     durations = [r.duration_s for r in records]
+    by_purpose = calls_by_purpose(records)
     spec = header.spec
     return RunMetrics(
         run_id=header.run_id,
@@ -55,12 +56,12 @@ def summarize(
             reasoning_tokens=sum(r.usage.reasoning_tokens for r in records),
             cost_usd=round(sum(r.cost_usd for r in records), 6),
         ),
-        calls_by_purpose=call_stats(records),
+        calls_by_purpose=call_stats(by_purpose, len(records)),
         invalid_step_rate=_invalid_step_rate(records),
         timing=RunTiming(
             episode_seconds_mean=round(statistics.fmean(durations), 4) if durations else None,
             episode_seconds_total=round(sum(durations), 4),
-            calls_by_purpose=call_timing(records),
+            calls_by_purpose=call_timing(by_purpose),
         ),
         errors=[
             EpisodeError(instance_id=r.instance_id, trial=r.trial, error=(r.error or "")[:500])
@@ -69,7 +70,7 @@ def summarize(
     )
 
 
-def _calls_by_purpose(records: Sequence[EpisodeRecord]) -> dict[str, list[ModelCallRecord]]:
+def calls_by_purpose(records: Sequence[EpisodeRecord]) -> dict[str, list[ModelCallRecord]]:
     calls: dict[str, list[ModelCallRecord]] = {}
     for record in records:
         for step in record.steps:
@@ -78,9 +79,9 @@ def _calls_by_purpose(records: Sequence[EpisodeRecord]) -> dict[str, list[ModelC
     return dict(sorted(calls.items()))
 
 
-def call_stats(records: Sequence[EpisodeRecord]) -> dict[str, CallStats]:
-    """Calls, tokens and empty replies by call purpose, over `records`."""
-    episodes = max(len(records), 1)
+def call_stats(by_purpose: dict[str, list[ModelCallRecord]], episodes: int) -> dict[str, CallStats]:
+    """Calls, tokens and empty replies by call purpose, per episode of `episodes`."""
+    episodes = max(episodes, 1)
     return {
         purpose: CallStats(
             calls=len(group),
@@ -90,14 +91,14 @@ def call_stats(records: Sequence[EpisodeRecord]) -> dict[str, CallStats]:
             ),
             empty_replies=sum(not c.response.strip() for c in group),
         )
-        for purpose, group in _calls_by_purpose(records).items()
+        for purpose, group in by_purpose.items()
     }
 
 
-def call_timing(records: Sequence[EpisodeRecord]) -> dict[str, CallTiming]:
+def call_timing(by_purpose: dict[str, list[ModelCallRecord]]) -> dict[str, CallTiming]:
     """Latency and completion tokens per second by call purpose (cache hits left out)."""
     out = {}
-    for purpose, group in _calls_by_purpose(records).items():
+    for purpose, group in by_purpose.items():
         timed = [c for c in group if not c.cached]
         latency = sum(c.latency_s for c in timed)
         out[purpose] = CallTiming(
