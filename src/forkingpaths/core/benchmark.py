@@ -20,6 +20,7 @@ from forkingpaths.core.errors import ConfigError, NameNotFound, shown
 from forkingpaths.core.protocol import StepHook, play_episode
 from forkingpaths.core.records import EpisodeRecord
 from forkingpaths.core.registry import load_entry_point
+from forkingpaths.core.reproduce import Reproduction
 
 _FACTORY_ARGS = ("benchmark", "model")
 """Arguments every agent factory receives from the runner; the others are the agent's options."""
@@ -285,6 +286,15 @@ class Benchmark(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release what the benchmark holds across episodes (a sandbox pool); the runner calls
         it when a run ends."""
+
+    def reproductions(self) -> list[Reproduction]:
+        """The paper's tables and figures this benchmark reproduces (`forkingpaths reproduce`);
+        their published numbers live in the benchmark's `data/published/`."""
+        return []
+
+    def published_dir(self) -> Path:
+        """Where the benchmark's published tables (YAML) live."""
+        return Path(inspect.getfile(type(self))).parent / "data" / "published"
 
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
         """Figures comparing several runs (their metrics.json contents); written under out_dir."""

@@ -111,6 +111,18 @@ GYM_IDS: Mapping[str, tuple[str, str]] = MappingProxyType(
     }
 )
 
+PAPERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "explore-exploit": ("griddag",),
+        "mutate": ("escape", "aut"),
+        "eeb": ("eeb",),
+        "turtlesoup": ("turtlesoup",),
+        "creativebench": ("creativebench",),
+    }
+)
+"""`forkingpaths reproduce PAPER:ITEM`: each paper's key -> the benchmarks whose
+`reproductions()` hold its tables and figures."""
+
 SUITES: Mapping[str, str] = MappingProxyType(
     {
         "quick": "every registered benchmark with its reference agent and scripted model, offline",
