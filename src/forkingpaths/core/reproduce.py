@@ -29,6 +29,8 @@ class ReproRun:
     """Agent of the benchmark."""
     label: str = ""
     """The method as the paper prints it (`ReAct`)."""
+    benchmark: str | None = None
+    """Benchmark name (None: the benchmark whose `reproductions()` lists it)."""
     split: str | None = None
     """Split (None: the benchmark's default)."""
     instances: tuple[str, ...] | None = None
