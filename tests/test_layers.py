@@ -38,6 +38,7 @@ LAYERS = [
         "forkingpaths.runner.suite",
         "forkingpaths.runner.estimate",
         "forkingpaths.runner.local_suite",
+        "forkingpaths.runner.reproduce",
     ),
     # The command line, a benchmark's commands included (they start runs: human play).
     (

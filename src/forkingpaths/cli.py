@@ -41,6 +41,13 @@ from forkingpaths.report.transcript import (
 )
 from forkingpaths.runner.arguments import parse_extra_options, parse_options, parse_roles
 from forkingpaths.runner.estimate import estimate_run
+from forkingpaths.runner.reproduce import (
+    OFFLINE,
+    estimate_reproduction,
+    list_reproductions,
+    print_outcome,
+    reproduce,
+)
 from forkingpaths.runner.run import RETRY_HINT, RunResult, describe_errors, execute_run
 from forkingpaths.runner.rundir import RunDirectory, load_records
 from forkingpaths.runner.scoring import rescore_run
@@ -265,6 +272,121 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         if what in ("suites", "all"):
             _print_table(console, "Suites", ["suite", "runs"], [[k, v] for k, v in SUITES.items()])
 
+    @app.command("reproduce")
+    def reproduce_cmd(
+        target: Annotated[
+            str,
+            typer.Argument(help="PAPER:ITEM (e.g. mutate:table2), or `list` to see them all"),
+        ],
+        paper: Annotated[
+            str | None, typer.Argument(help="with `list`: only this paper's items")
+        ] = None,
+        model: Annotated[
+            str | None,
+            typer.Option(help="provider/model, or `scripted` for the offline stand-ins"),
+        ] = None,
+        role: Annotated[
+            list[str] | None,
+            typer.Option(help="model of a benchmark role, ROLE=MODEL (e.g. judge=openai/gpt-4.1)"),
+        ] = None,
+        role_base_url: Annotated[
+            list[str] | None, typer.Option(help="endpoint of a role's model, ROLE=URL")
+        ] = None,
+        role_api_key_env: Annotated[
+            list[str] | None, typer.Option(help="env var with a role model's key, ROLE=VAR")
+        ] = None,
+        base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
+        api_key_env: Annotated[
+            str | None, typer.Option(help="env var holding the endpoint's key")
+        ] = None,
+        max_tokens: Annotated[int | None, typer.Option(help="completion token cap")] = None,
+        compare_to: Annotated[
+            str | None,
+            typer.Option(help="published model to set our numbers against (as the paper names it)"),
+        ] = None,
+        input_file: Annotated[
+            list[str] | None,
+            typer.Option("--input", help="a file the table needs, NAME=PATH (see `list`)"),
+        ] = None,
+        limit: Annotated[
+            int | None, typer.Option(help="at most N instances per run (a smoke test)")
+        ] = None,
+        estimate: Annotated[
+            bool, typer.Option("--estimate", help="print calls, tokens and cost; run nothing")
+        ] = False,
+        concurrency: Annotated[int, typer.Option(help="episodes in flight")] = 8,
+        model_concurrency: Annotated[int, typer.Option(help="requests in flight per model")] = 32,
+        rpm: Annotated[float | None, typer.Option(help="requests per minute limit")] = None,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the cache")] = False,
+        budget_usd: Annotated[
+            float | None, typer.Option(help="stop scheduling once this much is spent, all runs")
+        ] = None,
+        retry_errors: Annotated[bool, typer.Option(help="re-run errored episodes")] = False,
+        max_retries: Annotated[int, typer.Option(help="retries per model call")] = 6,
+        timeout: Annotated[float, typer.Option(help="seconds per HTTP request")] = 120.0,
+        prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
+        runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = RUNS_DIR,
+        no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+    ) -> None:
+        """Reproduce a paper's table or figure: run its protocol as ordinary (resumable) runs,
+        then print our numbers beside the published ones and write report.html."""
+        if target == "list":
+            _print_reproductions(console, paper)
+            return
+        if paper is not None:
+            raise ConfigError(f"unexpected argument {paper!r}: only `list` takes a PAPER")
+        if estimate:
+            if model is None or model == OFFLINE:
+                raise ConfigError("--estimate prices a real model: pass --model provider/model")
+            est = estimate_reproduction(target, model=model, limit=limit, prices_path=prices)
+            rows = [[*r[:5], f"{r[5]:.4f}", f"{r[6]:.4f}"] for r in est.rows]
+            rows.append(
+                [
+                    "total",
+                    "",
+                    est.expected_calls,
+                    est.upper_calls,
+                    "",
+                    f"{est.expected_cost_usd:.4f}",
+                    f"{est.upper_cost_usd:.4f}",
+                ]
+            )
+            header = ["run", "agent", "calls", "calls (cap)", "tokens", "USD", "USD (cap)"]
+            _print_table(console, f"Estimate: {target} with {model}", header, rows)
+            return
+        options = RunOptions(
+            concurrency=concurrency,
+            cache=not no_cache,
+            budget_usd=budget_usd,
+            retry_errors=retry_errors,
+            model_concurrency=model_concurrency,
+            requests_per_minute=rpm,
+            max_retries=max_retries,
+            request_timeout_s=timeout,
+            prices_path=str(prices) if prices else None,
+            progress=not no_progress and sys.stderr.isatty(),
+        )
+        inputs = {k: Path(str(v)) for k, v in parse_options(input_file, "--input").items()}
+        outcome = _run_async(
+            reproduce(
+                target,
+                model=model,
+                model_options=ModelOptions(
+                    base_url=base_url,
+                    api_key_env=api_key_env,
+                    params=ModelParams(max_tokens=max_tokens),
+                ),
+                roles=parse_roles(role, role_base_url, role_api_key_env),
+                compare_to=compare_to,
+                inputs=inputs,
+                limit=limit,
+                runs_dir=runs_dir,
+                options=options,
+            )
+        )
+        print_outcome(console, outcome)
+        _exit_on_errors(outcome.errored)
+
     @app.command("report")
     def report_cmd(
         run_dir: Annotated[
@@ -431,6 +553,17 @@ def _commands_to_mount(argv: list[str]) -> str | None:
     if command is None:
         return "*"
     return command if command in benchmark_names() else None
+
+
+def _print_reproductions(console: Console, paper: str | None) -> None:
+    rows = []
+    for entry in list_reproductions(paper):
+        repro = entry.reproduction
+        needs = ", ".join(f"--input {n}=PATH" for n in repro.inputs)
+        rows.append([repro.key, repro.kind, repro.title, repro.description, needs])
+    _print_table(
+        console, "Reproductions", ["PAPER:ITEM", "kind", "as printed", "protocol", "needs"], rows
+    )
 
 
 def _exit_on_errors(results: list[RunResult]) -> None:

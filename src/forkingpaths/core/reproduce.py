@@ -94,6 +94,8 @@ class PublishedColumn(BaseModel):
     label: str
     """The column as the paper prints it."""
     direction: Literal["higher", "lower", "none"] = "higher"
+    decimals: int | None = None
+    """Decimals to print (None: as many as the published numbers show)."""
 
 
 class PublishedRow(BaseModel):

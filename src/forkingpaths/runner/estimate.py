@@ -44,6 +44,7 @@ def estimate_run(
     agent_options: dict[str, Any] | None = None,
     completion_tokens: int | None = None,
     prices_path: Path | None = None,
+    benchmark_options: dict[str, Any] | None = None,
 ) -> Estimate:
     """Dry-run every planned episode with the benchmark's scripted stand-in policy (the same
     prompts the real model would receive), then price the tokens as `model`.
@@ -56,7 +57,7 @@ def estimate_run(
         raise ConfigError(f"--completion-tokens must be >= 0, got {completion_tokens}")
     if trials < 1:
         raise ConfigError(f"--trials must be >= 1, got {trials}")
-    bench = make_benchmark(benchmark_name)
+    bench = make_benchmark(benchmark_name, **(benchmark_options or {}))
     provider, name = parse_model_id(model)
     if provider == "scripted":
         scripted_policy_entry(name)  # an unknown policy is refused, naming the known ones
@@ -70,6 +71,7 @@ def estimate_run(
         agent=agent,
         agent_options=agent_options or {},
         model=model,
+        benchmark_options=benchmark_options or {},
     )
     if not bench.agent_spec(agent).needs_model:
         raise ConfigError(f"agent {agent!r} uses no model: its runs cost nothing to estimate")

@@ -1,0 +1,94 @@
+"""A reproduced table in the paper's layout: our number, the published one and the difference,
+for the terminal and as an HTML page."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from rich.table import Table as RichTable
+
+from forkingpaths.core.benchmark import PlotArtifact
+from forkingpaths.core.reproduce import PublishedColumn, ReproResult, ResultTable
+from forkingpaths.report.html import render_page
+from forkingpaths.report.tables import Table
+
+MISSING = "–"
+"""A number the paper does not print, or a run that did not measure it."""
+
+
+def column_decimals(table: ResultTable, column: PublishedColumn) -> int:
+    """Decimals the paper prints in a column (read off its published numbers; at least one,
+    at most three), so our numbers read at the same precision."""
+    if column.decimals is not None:
+        return column.decimals
+    most = 1
+    for row in table.rows:
+        value = row.published.get(column.key)
+        if value is None or not math.isfinite(value):
+            continue
+        text = repr(float(value))
+        if "e" not in text and "." in text:
+            most = max(most, len(text.split(".")[1].rstrip("0")))
+    return min(most, 3)
+
+
+def _number(value: float | None, decimals: int, *, signed: bool = False) -> str:
+    if value is None or not math.isfinite(value):
+        return MISSING
+    text = f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+    return text.replace("-", "−")
+
+
+def result_table(table: ResultTable) -> Table:
+    """Rows as the paper's, each column as three: ours, the paper's, ours minus the paper's."""
+    header = ["method"]
+    for column in table.columns:
+        arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
+        header += [f"{column.label}{arrow} ours", "paper", "Δ"]
+    rows: list[list[str]] = []
+    for row in table.rows:
+        cells = [row.label]
+        for column in table.columns:
+            decimals = column_decimals(table, column)
+            cells += [
+                _number(row.ours.get(column.key), decimals),
+                _number(row.published.get(column.key), decimals),
+                _number(row.difference(column.key), decimals, signed=True),
+            ]
+        rows.append(cells)
+    against = f"published numbers: {table.published_model}" if table.published_model else ""
+    note = "; ".join(part for part in [against, *table.notes] if part)
+    return Table(title=table.title, header=header, rows=rows, note=note)
+
+
+def rich_result_table(table: ResultTable) -> RichTable:
+    """The terminal form: one column per metric, each cell `ours / paper (Δ)`."""
+    plain = result_table(table)
+    caption = plain.note or None
+    out = RichTable(title=table.title, caption=caption, title_justify="left")
+    out.add_column("method")
+    for column in table.columns:
+        arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
+        out.add_column(f"{column.label}{arrow}\nours / paper (Δ)", justify="right")
+    for cells in plain.rows:
+        merged = [cells[0]]
+        for i in range(1, len(cells), 3):
+            ours, paper, delta = cells[i : i + 3]
+            merged.append(f"{ours} / {paper}" + (f" ({delta})" if delta != MISSING else ""))
+        out.add_row(*merged)
+    return out
+
+
+def write_reproduction_page(
+    title: str, out_dir: Path, result: ReproResult, rebuild: str, extra: list[Table]
+) -> Path:
+    """`report.html` of a reproduction: its tables, figures and notes, the runs behind it."""
+    sections = [result_table(t) for t in result.tables] + extra
+    if result.notes:
+        sections.append(Table(title="Notes", header=["note"], rows=[[n] for n in result.notes]))
+    plots = [PlotArtifact(title=caption, path=path) for caption, path in result.figures]
+    html = render_page(title, out_dir, sections, plots, rebuild=rebuild, recomputed=False)
+    path = out_dir / "report.html"
+    path.write_text(html, encoding="utf-8")
+    return path

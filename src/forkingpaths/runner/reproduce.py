@@ -1,0 +1,434 @@
+"""`forkingpaths reproduce PAPER:ITEM`: run the protocol behind a paper's table as ordinary runs,
+then lay our numbers beside the published ones."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from forkingpaths.core.benchmark import Benchmark
+from forkingpaths.core.errors import ConfigError, NameNotFound
+from forkingpaths.core.records import EpisodeRecord, ModelOptions, RoleModel, RunOptions, RunSpec
+from forkingpaths.core.registry import PAPERS, make_benchmark
+from forkingpaths.core.reproduce import (
+    PublishedTable,
+    ReproContext,
+    Reproduction,
+    ReproResult,
+    ReproRun,
+    load_published,
+)
+from forkingpaths.report.reproduce import rich_result_table, write_reproduction_page
+from forkingpaths.report.tables import Link, Table
+from forkingpaths.runner.estimate import estimate_run
+from forkingpaths.runner.run import RunResult, default_run_id, execute_run
+from forkingpaths.runner.rundir import load_records
+
+log = logging.getLogger(__name__)
+
+OFFLINE = "scripted"
+"""`--model scripted`: every run plays its reproduction's scripted stand-in (offline)."""
+
+RESULT_FILE = "reproduction.json"
+"""In a reproduction's directory: what was run and what it measured."""
+
+
+@dataclass
+class FinishedRun:
+    """A run of a reproduction as `compute` reads it (`core.reproduce.RunView`)."""
+
+    key: str
+    path: Path
+    metrics: Mapping[str, Any]
+    summary: Mapping[str, Any]
+
+    def records(self) -> Iterator[EpisodeRecord]:
+        return iter(load_records(self.path, transcripts=False))
+
+
+@dataclass
+class ReproOutcome:
+    """What a reproduction produced."""
+
+    reproduction: Reproduction
+    result: ReproResult
+    out_dir: Path
+    """The reproduction's directory (report.html, reproduction.json, figures)."""
+    runs: dict[str, Path] = field(default_factory=dict)
+    """Run key -> run directory."""
+    budget_exhausted: bool = False
+    """`--budget-usd` stopped a run before its end: the tables are partial."""
+    errored: list[RunResult] = field(default_factory=list)
+    """Runs with errored episodes (their tables count only the finished ones)."""
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A reproduction and the benchmark that lists it."""
+
+    reproduction: Reproduction
+    benchmark: str
+    published: PublishedTable | None
+
+
+def list_reproductions(paper: str | None = None) -> list[Listed]:
+    """Every reproduction (of one paper), in the papers' order."""
+    papers = [paper] if paper else list(PAPERS)
+    out: list[Listed] = []
+    for name in papers:
+        if name not in PAPERS:
+            raise NameNotFound("paper", name, list(PAPERS))
+        for bench_name in PAPERS[name]:
+            bench = make_benchmark(bench_name)
+            for repro in bench.reproductions():
+                if repro.key.split(":", 1)[0] != name:
+                    continue
+                published = (
+                    load_published(bench.published_dir() / repro.published)
+                    if repro.published
+                    else None
+                )
+                out.append(Listed(repro, bench_name, published))
+    return out
+
+
+def find_reproduction(key: str) -> Listed:
+    """A reproduction by `paper:item`; an unknown one is refused with what exists."""
+    paper, _, item = key.lower().partition(":")
+    if paper not in PAPERS:
+        raise NameNotFound("paper (PAPER:ITEM)", paper, list(PAPERS))
+    listed = list_reproductions(paper)
+    for entry in listed:
+        if entry.reproduction.key == f"{paper}:{item}":
+            return entry
+    raise NameNotFound(f"table or figure of {paper}", item, [e.reproduction.key for e in listed])
+
+
+def _instances(bench: Benchmark, run: ReproRun, split: str, limit: int | None) -> list[str] | None:
+    if limit is None:
+        return list(run.instances) if run.instances else None
+    ids = list(run.instances) if run.instances else [i.id for i in bench.instances(split)]
+    return ids[:limit]
+
+
+def plan_specs(
+    listed: Listed,
+    ctx: ReproContext,
+    *,
+    model_options: ModelOptions | None = None,
+    roles: Mapping[str, RoleModel] | None = None,
+) -> dict[str, RunSpec]:
+    """The RunSpec of every run of a reproduction: the paper's protocol with the user's model
+    (or each run's scripted stand-in under `--model scripted`) and role models."""
+    offline = ctx.model == OFFLINE
+    base = model_options or ModelOptions()
+    specs: dict[str, RunSpec] = {}
+    for run in listed.reproduction.runs(ctx):
+        bench = make_benchmark(run.benchmark or listed.benchmark, **run.benchmark_options)
+        split = run.split or bench.default_split
+        if not run.needs_model:
+            model = None
+        elif offline:
+            if run.offline_model is None:
+                raise ConfigError(
+                    f"{listed.reproduction.key} run {run.key!r} has no scripted stand-in; "
+                    "pass a real --model"
+                )
+            model = run.offline_model
+        elif ctx.model is None:
+            raise ConfigError(
+                f"{listed.reproduction.key} needs --model (a provider/model id, or "
+                f"{OFFLINE!r} for the offline stand-ins)"
+            )
+        else:
+            model = ctx.model
+        params = base.params.model_copy(
+            update={
+                "temperature": run.temperature if run.temperature is not None else 0.0,
+                "seed": run.model_seed,
+            }
+        )
+        fixed = run.offline_roles if offline else run.roles
+        run_roles = {role: RoleModel(model=m) for role, m in fixed.items()}
+        run_roles.update({r: m for r, m in (roles or {}).items() if r in bench.model_roles})
+        specs[run.key] = RunSpec(
+            benchmark=bench.id,
+            split=split,
+            instances=_instances(bench, run, split, ctx.limit),
+            trials=run.trials,
+            seed=run.seed,
+            agent=run.agent,
+            agent_options=dict(run.agent_options),
+            model=model,
+            model_options=base.model_copy(update={"params": params})
+            if model and not offline
+            else ModelOptions(params=params),
+            benchmark_options=dict(run.benchmark_options),
+            roles=run_roles,
+        )
+    return specs
+
+
+def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext) -> Path:
+    """`runs/reproduce-mutate-table2-<model>[-limitN]`: one directory per table and model."""
+    model = re.sub(r"[^A-Za-z0-9.]+", "-", ctx.model or "reference").strip("-")
+    name = f"reproduce-{key.replace(':', '-')}-{model}"
+    if ctx.limit is not None:
+        name += f"-limit{ctx.limit}"
+    return Path(runs_dir) / name
+
+
+def check_inputs(listed: Listed, inputs: Mapping[str, Path]) -> None:
+    """Every file the reproduction needs is given and readable; nothing else is given."""
+    wanted = listed.reproduction.inputs
+    for name, path in inputs.items():
+        if name not in wanted:
+            allowed = ", ".join(wanted) or "(none)"
+            raise ConfigError(
+                f"--input {name}: {listed.reproduction.key} takes no such input; "
+                f"it takes: {allowed}"
+            )
+        if not Path(path).is_file():
+            raise ConfigError(f"--input {name}={path}: no such file")
+    missing = [n for n in wanted if n not in inputs]
+    if missing:
+        described = "; ".join(f"{n}=PATH ({wanted[n]})" for n in missing)
+        raise ConfigError(f"{listed.reproduction.key} needs --input {described}")
+
+
+async def reproduce(
+    key: str,
+    *,
+    model: str | None,
+    model_options: ModelOptions | None = None,
+    roles: Mapping[str, RoleModel] | None = None,
+    compare_to: str | None = None,
+    inputs: Mapping[str, Path] | None = None,
+    limit: int | None = None,
+    runs_dir: Path = Path("runs"),
+    options: RunOptions | None = None,
+) -> ReproOutcome:
+    """Run (or resume) every run of a reproduction, then compute and write its tables."""
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit: got {limit}; allowed: a positive number of instances")
+    listed = find_reproduction(key)
+    repro = listed.reproduction
+    given = {k: Path(v) for k, v in (inputs or {}).items()}
+    check_inputs(listed, given)
+    if compare_to is not None and listed.published is not None:
+        listed.published.match_model(compare_to)  # refuse an unknown model before running
+    ctx = ReproContext(model=model, compare_to=compare_to, inputs=given, limit=limit)
+    out_dir = reproduction_dir(runs_dir, repro.key, ctx)
+    ctx = ReproContext(
+        model=model, compare_to=compare_to, inputs=given, limit=limit, out_dir=out_dir
+    )
+    specs = plan_specs(listed, ctx, model_options=model_options, roles=roles)
+    options = options or RunOptions()
+    budget = options.budget_usd
+    spent = 0.0
+    exhausted = False
+    views: dict[str, FinishedRun] = {}
+    errored: list[RunResult] = []
+    for run_key, spec in specs.items():
+        run_options = options
+        if budget is not None:
+            if spent >= budget:
+                exhausted = True
+                break
+            run_options = options.model_copy(update={"budget_usd": budget - spent})
+        log.info("%s: run %s (%s)", repro.key, run_key, default_run_id(spec))
+        result = await execute_run(spec, run_options, runs_dir=runs_dir)
+        spent += float(result.metrics.get("usage", {}).get("cost_usd", 0.0))
+        exhausted = exhausted or result.budget_exhausted
+        if result.errored:
+            errored.append(result)
+        summary = result.run_dir.read_metrics().model_dump(mode="json")
+        views[run_key] = FinishedRun(
+            key=run_key,
+            path=result.run_dir.path,
+            metrics=summary.get("metrics", {}),
+            summary=summary,
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if exhausted:
+        computed = ReproResult(notes=["--budget-usd was reached before every run finished"])
+    else:
+        computed = repro.compute(views, listed.published, ctx)
+    if limit is not None:
+        computed.notes.append(
+            f"partial protocol: at most {limit} instance(s) per run (--limit); the paper's "
+            "numbers are over the whole split"
+        )
+    outcome = ReproOutcome(
+        reproduction=repro,
+        result=computed,
+        out_dir=out_dir,
+        runs={k: v.path for k, v in views.items()},
+        budget_exhausted=exhausted,
+        errored=errored,
+    )
+    _write_outcome(outcome, ctx, specs)
+    return outcome
+
+
+def run_reproduction(key: str, **kwargs: Any) -> ReproOutcome:
+    """`reproduce` for synchronous callers (scripts, notebooks without a running loop)."""
+    kwargs.setdefault("options", RunOptions(progress=False))
+    return asyncio.run(reproduce(key, **kwargs))
+
+
+def rebuild_command(key: str, ctx: ReproContext) -> str:
+    parts = ["forkingpaths reproduce", key]
+    if ctx.model:
+        parts.append(f"--model {ctx.model}")
+    if ctx.compare_to:
+        parts.append(f"--compare-to {ctx.compare_to!r}")
+    parts += [f"--input {n}={p}" for n, p in ctx.inputs.items()]
+    if ctx.limit is not None:
+        parts.append(f"--limit {ctx.limit}")
+    return " ".join(parts)
+
+
+def _write_outcome(outcome: ReproOutcome, ctx: ReproContext, specs: Mapping[str, RunSpec]) -> None:
+    out_dir = outcome.out_dir
+    runs_table = Table(
+        title="Runs behind the table",
+        header=["run", "agent", "model", "instances", "trials", "report"],
+        rows=[
+            [
+                key,
+                specs[key].agent,
+                specs[key].model or "(none)",
+                "all" if specs[key].instances is None else len(specs[key].instances or []),
+                specs[key].trials,
+                Link("report", _relative(path / "report.html", out_dir)),
+            ]
+            for key, path in outcome.runs.items()
+        ],
+    )
+    write_reproduction_page(
+        outcome.reproduction.title,
+        out_dir,
+        outcome.result,
+        rebuild_command(outcome.reproduction.key, ctx),
+        [runs_table],
+    )
+    record = {
+        "key": outcome.reproduction.key,
+        "title": outcome.reproduction.title,
+        "model": ctx.model,
+        "compare_to": ctx.compare_to,
+        "limit": ctx.limit,
+        "inputs": {n: str(p) for n, p in ctx.inputs.items()},
+        "budget_exhausted": outcome.budget_exhausted,
+        "runs": {k: _relative(p, out_dir) for k, p in outcome.runs.items()},
+        "tables": [
+            {
+                "title": t.title,
+                "published_model": t.published_model,
+                "columns": [c.model_dump() for c in t.columns],
+                "rows": [
+                    {"label": r.label, "ours": r.ours, "published": r.published} for r in t.rows
+                ],
+                "notes": t.notes,
+            }
+            for t in outcome.result.tables
+        ],
+        "figures": [
+            {"caption": c, "path": _relative(p, out_dir)} for c, p in outcome.result.figures
+        ],
+        "notes": outcome.result.notes,
+    }
+    (out_dir / RESULT_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(Path(base).resolve()).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(Path(path).resolve(), Path(base).resolve())).as_posix()
+
+
+def print_outcome(console: Console, outcome: ReproOutcome) -> None:
+    """The tables in the terminal, then where the report is."""
+    for table in outcome.result.tables:
+        console.print(rich_result_table(table))
+    for caption, path in outcome.result.figures:
+        console.print(f"figure: {caption} -> {path}")
+    for note in outcome.result.notes:
+        console.print(f"note: {note}")
+    console.print(f"report: {outcome.out_dir / 'report.html'}")
+
+
+@dataclass
+class ReproEstimate:
+    """Calls, tokens and cost of a reproduction before it runs."""
+
+    rows: list[list[Any]]
+    expected_cost_usd: float
+    upper_cost_usd: float
+    expected_calls: int
+    upper_calls: int
+
+
+def estimate_reproduction(
+    key: str,
+    *,
+    model: str,
+    limit: int | None = None,
+    prices_path: Path | None = None,
+) -> ReproEstimate:
+    """Dry-run every run of a reproduction with the benchmark's scripted stand-in and price it
+    as `model` (`forkingpaths estimate`, summed over the runs)."""
+    listed = find_reproduction(key)
+    ctx = ReproContext(model=model, limit=limit)
+    specs = plan_specs(listed, ctx)
+    rows: list[list[Any]] = []
+    totals = [0.0, 0.0, 0, 0]
+    for run_key, spec in specs.items():
+        if spec.model is None:
+            rows.append([run_key, spec.agent, 0, 0, 0, 0.0, 0.0])
+            continue
+        est = estimate_run(
+            spec.benchmark,
+            agent=spec.agent,
+            model=spec.model,
+            split=spec.split,
+            instances=spec.instances,
+            trials=spec.trials,
+            agent_options=dict(spec.agent_options),
+            prices_path=prices_path,
+            benchmark_options=dict(spec.benchmark_options),
+        )
+        tokens = {row[0]: row[1] for row in est.rows}
+        rows.append(
+            [
+                run_key,
+                spec.agent,
+                est.expected_calls,
+                est.upper_calls,
+                tokens.get("prompt tokens", 0) + tokens.get("completion tokens", 0),
+                est.expected_cost_usd,
+                est.upper_cost_usd,
+            ]
+        )
+        totals[0] += est.expected_cost_usd
+        totals[1] += est.upper_cost_usd
+        totals[2] += est.expected_calls
+        totals[3] += est.upper_calls
+    return ReproEstimate(
+        rows=rows,
+        expected_cost_usd=totals[0],
+        upper_cost_usd=totals[1],
+        expected_calls=int(totals[2]),
+        upper_calls=int(totals[3]),
+    )

@@ -1,0 +1,179 @@
+"""`forkingpaths reproduce`: a table's runs become ordinary resumable runs, our numbers are laid
+beside the published ones, and every bad input is refused in one line before anything runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.doubles import run_cli
+
+from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
+from forkingpaths.core.errors import ConfigError, NameNotFound
+from forkingpaths.core.reproduce import Reproduction, ReproRun, load_published, metric_table
+from forkingpaths.runner import reproduce as reproduce_module
+from forkingpaths.runner.reproduce import find_reproduction, run_reproduction
+
+PUBLISHED = {
+    "paper": "toy",
+    "table": "Table 9",
+    "title": "Success of the frontier agent and a ReAct agent",
+    "source": "a made-up table for the runner's tests",
+    "columns": [
+        {"key": "success_rate", "label": "Success (%)", "direction": "higher"},
+        {"key": "steps_success", "label": "Steps", "direction": "lower"},
+    ],
+    "rows": [
+        {"model": "GPT-4.1", "method": "Frontier", "values": {"success_rate": 75.0}},
+        {"model": "GPT-4.1", "method": "ReAct", "values": {"success_rate": 50.5}},
+        {"model": "Gemini", "method": "ReAct", "values": {"success_rate": 12.25}},
+    ],
+}
+
+
+def _toy_runs(ctx: object) -> list[ReproRun]:
+    return [
+        ReproRun(key="frontier", agent="frontier", label="Frontier", needs_model=False),
+        ReproRun(
+            key="react",
+            agent="react",
+            label="ReAct",
+            temperature=0.7,
+            model_seed=42,
+            offline_model="scripted/griddag-frontier",
+        ),
+    ]
+
+
+TOY = Reproduction(
+    key="toy:table9",
+    title="Table 9: success of two agents",
+    runs=_toy_runs,
+    compute=metric_table(
+        [("Frontier", "frontier"), ("ReAct", "react")], scale={"success_rate": 100}
+    ),
+    published="table9.yaml",
+    description="frontier and ReAct on griddag main",
+)
+
+NEEDS_FILE = Reproduction(
+    key="toy:table10",
+    title="Table 10: needs a file",
+    runs=_toy_runs,
+    compute=metric_table([("Frontier", "frontier")]),
+    published="table9.yaml",
+    inputs={"human_scores": "annotators' scores (CSV)"},
+)
+
+
+@pytest.fixture
+def toy_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A paper `toy` whose tables griddag lists, published numbers in a temporary folder."""
+    published = tmp_path / "published"
+    published.mkdir()
+    (published / "table9.yaml").write_text(yaml.safe_dump(PUBLISHED), encoding="utf-8")
+    monkeypatch.setattr(reproduce_module, "PAPERS", {"toy": ("griddag",)})
+    monkeypatch.setattr(GridDagBenchmark, "reproductions", lambda self: [TOY, NEEDS_FILE])
+    monkeypatch.setattr(GridDagBenchmark, "published_dir", lambda self: published)
+    yield tmp_path / "runs"
+
+
+def test_reproduction_runs_the_protocol_and_lays_numbers_beside_the_paper(
+    toy_paper: Path,
+) -> None:
+    outcome = run_reproduction("toy:table9", model="scripted", limit=2, runs_dir=toy_paper)
+    (table,) = outcome.result.tables
+    assert table.title == "Table 9: Success of the frontier agent and a ReAct agent"
+    assert table.published_model == "GPT-4.1"
+    assert [r.label for r in table.rows] == ["Frontier", "ReAct"]
+    for row, key in zip(table.rows, ("frontier", "react"), strict=True):
+        metrics = json.loads((outcome.runs[key] / "metrics.json").read_text())["metrics"]
+        assert row.ours["success_rate"] == pytest.approx(100 * metrics["success_rate"])
+        assert row.ours["steps_success"] == metrics["steps_success"]
+    assert table.rows[0].published == {"success_rate": 75.0, "steps_success": None}
+    assert table.rows[1].difference("success_rate") == pytest.approx(
+        table.rows[1].ours["success_rate"] - 50.5
+    )
+    assert table.rows[1].difference("steps_success") is None
+
+    spec = json.loads((outcome.runs["react"] / "spec.json").read_text())
+    spec = spec.get("spec", spec)
+    assert spec["model"] == "scripted/griddag-frontier"
+    assert spec["model_options"]["params"]["temperature"] == 0.7
+    assert spec["model_options"]["params"]["seed"] == 42
+    assert len(spec["instances"]) == 2
+
+    record = json.loads((outcome.out_dir / "reproduction.json").read_text())
+    assert record["key"] == "toy:table9"
+    assert record["tables"][0]["rows"][1]["published"]["success_rate"] == 50.5
+    assert any("at most 2 instance" in n for n in record["notes"])
+    html = (outcome.out_dir / "report.html").read_text()
+    assert "Success (%)" in html and "50.5" in html and "forkingpaths reproduce toy:table9" in html
+
+    # The same command again resumes: the runs are the same directories, nothing re-runs.
+    again = run_reproduction("toy:table9", model="scripted", limit=2, runs_dir=toy_paper)
+    assert again.runs == outcome.runs
+    assert again.result.tables[0].rows[1].ours == table.rows[1].ours
+
+
+def test_compare_to_picks_the_published_model(toy_paper: Path) -> None:
+    outcome = run_reproduction(
+        "toy:table9", model="scripted", limit=1, compare_to="gemini", runs_dir=toy_paper
+    )
+    (table,) = outcome.result.tables
+    assert table.published_model == "Gemini"
+    assert table.rows[1].published["success_rate"] == 12.25
+    assert table.rows[0].published["success_rate"] is None
+
+
+def test_cli_prints_the_table_and_lists_reproductions(
+    toy_paper: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(["reproduce", "list", "toy"], capsys)
+    assert code == 0, err
+    assert "toy:table9" in out and "--input human_scores=PATH" in out
+    args = ["reproduce", "toy:table9", "--model", "scripted", "--limit", "1"]
+    code, out, err = run_cli([*args, "--runs-dir", str(toy_paper)], capsys)
+    assert code == 0, err
+    assert "ours / paper" in out and "75.0" in out and "report:" in out
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"key": "nopaper:table1"}, NameNotFound, "Available: toy"),
+        ({"key": "toy:table99"}, NameNotFound, "toy:table9"),
+        ({"key": "toy:table9", "limit": 0}, ConfigError, "--limit"),
+        ({"key": "toy:table9", "model": None}, ConfigError, "needs --model"),
+        ({"key": "toy:table9", "compare_to": "Claude"}, ConfigError, "'GPT-4.1', 'Gemini'"),
+        ({"key": "toy:table9", "inputs": {"x": "f.csv"}}, ConfigError, "takes no such input"),
+        ({"key": "toy:table10"}, ConfigError, "--input human_scores=PATH"),
+        ({"key": "toy:table10", "inputs": {"human_scores": "no.csv"}}, ConfigError, "no such file"),
+    ],
+)
+def test_bad_input_is_refused_before_anything_runs(
+    toy_paper: Path, kwargs: dict, error: type[Exception], needle: str
+) -> None:
+    kwargs = {"model": "scripted", **kwargs}
+    key = kwargs.pop("key")
+    with pytest.raises(error) as caught:
+        run_reproduction(key, runs_dir=toy_paper, **kwargs)
+    assert needle in str(caught.value)
+    assert not toy_paper.exists(), "a refused reproduction writes nothing"
+
+
+def test_a_malformed_published_table_names_its_file(tmp_path: Path) -> None:
+    bad = tmp_path / "t.yaml"
+    bad.write_text(yaml.safe_dump({**PUBLISHED, "rows": [{"method": "X", "values": {"z": 1}}]}))
+    with pytest.raises(ConfigError, match="unknown columns"):
+        load_published(bad)
+    bad.write_text("paper: [")
+    with pytest.raises(ConfigError, match=r"t\.yaml: not a published table"):
+        load_published(bad)
+
+
+def test_find_reproduction_reads_keys_case_insensitively(toy_paper: Path) -> None:
+    assert find_reproduction("TOY:Table9").reproduction is TOY
