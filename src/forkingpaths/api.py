@@ -14,6 +14,7 @@ from forkingpaths.core.records import (
     RunSpec,
 )
 from forkingpaths.core.registry import make_benchmark
+from forkingpaths.runner.reproduce import ReproOutcome, run_reproduction
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import load_records
 
@@ -76,4 +77,39 @@ def run(
     )
 
 
-__all__ = ["load_records", "run"]
+def reproduce(
+    key: str,
+    *,
+    model: str | None,
+    roles: dict[str, str | RoleModel] | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    compare_to: str | None = None,
+    inputs: dict[str, str | Path] | None = None,
+    limit: int | None = None,
+    options: RunOptions | None = None,
+    runs_dir: str | Path = "runs",
+) -> ReproOutcome:
+    """Reproduce a paper's table or figure, like `forkingpaths reproduce`: `model="scripted"`
+    plays every run's offline stand-in.
+
+    >>> outcome = reproduce("explore-exploit:table2", model="scripted")  # doctest: +SKIP
+    >>> outcome.result.tables[0].rows[0].ours  # doctest: +SKIP
+    """
+    return run_reproduction(
+        key,
+        model=model,
+        model_options=ModelOptions(base_url=base_url, api_key_env=api_key_env),
+        roles={
+            role: ref if isinstance(ref, RoleModel) else RoleModel(model=ref)
+            for role, ref in (roles or {}).items()
+        },
+        compare_to=compare_to,
+        inputs={name: Path(path) for name, path in (inputs or {}).items()},
+        limit=limit,
+        options=options or RunOptions(progress=False),
+        runs_dir=Path(runs_dir),
+    )
+
+
+__all__ = ["load_records", "reproduce", "run"]

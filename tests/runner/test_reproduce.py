@@ -11,6 +11,7 @@ import pytest
 import yaml
 from tests.doubles import run_cli
 
+from forkingpaths.api import reproduce
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
 from forkingpaths.core.errors import ConfigError, NameNotFound
 from forkingpaths.core.reproduce import Reproduction, ReproRun, load_published, metric_table
@@ -177,3 +178,9 @@ def test_a_malformed_published_table_names_its_file(tmp_path: Path) -> None:
 
 def test_find_reproduction_reads_keys_case_insensitively(toy_paper: Path) -> None:
     assert find_reproduction("TOY:Table9").reproduction is TOY
+
+
+def test_python_api_reproduces_like_the_cli(toy_paper: Path) -> None:
+    outcome = reproduce("toy:table9", model="scripted", limit=1, runs_dir=toy_paper)
+    assert [r.label for r in outcome.result.tables[0].rows] == ["Frontier", "ReAct"]
+    assert (outcome.out_dir / "report.html").is_file()
