@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from forkingpaths.benchmarks.eeb.games import (
     RECORD_METRICS,
@@ -15,14 +15,22 @@ from forkingpaths.benchmarks.eeb.games import (
     match2_instance_id,
     maze_instance_id,
 )
+from forkingpaths.benchmarks.eeb.level_files import LevelSet, load_level_path
 from forkingpaths.benchmarks.eeb.match2 import MATCH2_METRIC_LABELS, aggregate_match2
 from forkingpaths.benchmarks.eeb.match2_levels import MATCH2_DIFFICULTIES, load_match2_split
 from forkingpaths.benchmarks.eeb.maze import DEFAULT_MAX_STEPS, aggregate_maze
-from forkingpaths.benchmarks.eeb.maze_levels import generate_maze_level, load_maze_split
+from forkingpaths.benchmarks.eeb.maze_levels import (
+    generate_maze_level,
+    generate_release_geometry_level,
+    load_maze_split,
+)
+from forkingpaths.benchmarks.eeb.reproduce import reproductions
+from forkingpaths.benchmarks.eeb.scoring import SCORINGS, table4_score
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.reproduce import Reproduction
 
 _AGENTS = "forkingpaths.benchmarks.eeb.agents"
 
@@ -62,6 +70,44 @@ class EEBOptions(BaseModel):
     )
     """Maze: None plays the shipped 9x9 levels (Table 2); another size regenerates the same
     level numbers and seeds at that size (7 as in the paper's level-1 trace, App. C)."""
+    levels: str | None = Field(
+        default=None,
+        strict=True,
+        min_length=1,
+        description="a level file or folder in the release's format (its data/levels, ours); "
+        "replaces the shipped levels of every split",
+    )
+    """A file or folder of level files (`level_files.load_level_path`): the release's mazes
+    (integer grid codes, `mode: "Level N"`), its match-2 boards, collections, our files. The
+    splits then hold these levels: `test` all, `maze` and `maze-train` the mazes, `match2` the
+    match-2 boards. A defective entry is a warning naming the file and position."""
+    geometry: Literal["paper", "release"] = Field(
+        default="paper",
+        description="maze level set: paper (9x9, 15/20/25 percent walls) or release (7x7, 9x9, "
+        "11x11 for L1-L3, about 14 percent walls)",
+    )
+    """Maze: `paper` plays the shipped levels (Table 2: 9x9; our wall densities 15/20/25%);
+    `release` generates the same level numbers and seeds with the release's sizes (7, 9, 11)
+    and its measured wall density (14/13/13%, `RELEASE_WALL_DENSITY`)."""
+    scoring: Literal["paper", "table4"] = Field(
+        default="paper",
+        description="maze A.Score: paper (App. B.1 rules) or table4 (inferred from Table 4: no "
+        "life penalty, +500 per kill)",
+    )
+    """Maze: how an episode's score is counted. `paper` is App. B.1's rules as the game plays
+    them. `table4` is the rule INFERRED from Table 4's numbers (the paper never states it):
+    B.1 without the -1000 per life lost, plus 500 per monster killed (`scoring.py`). The game,
+    its rewards and what the agent is told stay B.1's; only the recorded score changes."""
+
+    @model_validator(mode="after")
+    def _one_level_source(self) -> EEBOptions:
+        if self.levels is not None and (self.geometry != "paper" or self.maze_size is not None):
+            raise ValueError("levels replaces the maze levels; give it without geometry/maze_size")
+        if self.geometry == "release" and self.maze_size is not None:
+            raise ValueError(
+                "geometry=release sets the maze sizes (7, 9, 11); give it without maze_size"
+            )
+        return self
 
 
 class EEBBenchmark(Benchmark):
@@ -69,9 +115,10 @@ class EEBBenchmark(Benchmark):
 
     Splits: `test` = 30 maze levels per difficulty (L1-L3) + 30 match-2 levels per difficulty
     (easy/medium/hard), 180 episodes (§3, Table 2); `maze` and `match2` = one game's 90;
-    `maze-train` = the 30 training mazes Agent-ExpVer learns on. Options: `EEBOptions`
-    (`full_vision`, `props`, `max_steps`, `maze_size`). Metrics: Table 3, per game and level
-    and over all levels.
+    `maze-train` = the 30 training mazes Agent-ExpVer learns on; `levels` (a folder of the
+    release's files) replaces them all. Options: `EEBOptions` (`full_vision`, `props`,
+    `max_steps`, `maze_size`, `levels`, `geometry`, `scoring`). Metrics: Table 3, per game and
+    level and over all levels.
     """
 
     id = "eeb-v1"
@@ -126,10 +173,13 @@ class EEBBenchmark(Benchmark):
         super().__init__(**options)
         self.config: EEBOptions
         self._levels: dict[str, Any] = {}
+        self._level_set: LevelSet | None = None
 
     # ---- instances ----
 
     def instances(self, split: str) -> list[Instance]:
+        if self.config.levels is not None and split in self.splits:
+            return self._from_path(split)
         if split == "test":
             return self._maze("test", split) + self._match2(split)
         if split == "maze":
@@ -140,11 +190,37 @@ class EEBBenchmark(Benchmark):
             return self._match2(split)
         return self.select_instances(split, None)  # raises NameNotFound listing the splits
 
+    def level_set(self) -> LevelSet:
+        """The levels of the `levels` option (read once per benchmark object)."""
+        if self._level_set is None:
+            self._level_set = load_level_path(str(self.config.levels))
+        return self._level_set
+
+    def _from_path(self, split: str) -> list[Instance]:
+        out = []
+        for entry in self.level_set().entries:
+            if split in ("maze", "maze-train") and entry.game != "maze":
+                continue
+            if split == "match2" and entry.game != "match2":
+                continue
+            self._levels.setdefault(entry.id, entry.level)
+            level = entry.level
+            params: dict[str, Any] = {"game": entry.game, "file": entry.source}
+            if entry.game == "maze":
+                params["level"] = level.level  # type: ignore[union-attr]
+            else:
+                params["difficulty"] = level.difficulty  # type: ignore[union-attr]
+            out.append(Instance(id=entry.id, split=split, params=params))
+        return out
+
     def _maze(self, data_split: str, split: str) -> list[Instance]:
         size = self.config.maze_size
+        release = self.config.geometry == "release"
         out = []
         for rel, level in load_maze_split(data_split):  # type: ignore[arg-type]
-            if size is not None and size != level.size:
+            if release:
+                level = generate_release_geometry_level(level.level, level.meta["seed"])
+            elif size is not None and size != level.size:
                 # Another grid size: the same level numbers and seeds, generated at that size.
                 level = generate_maze_level(level.level, level.meta["seed"], size)
             instance_id = maze_instance_id(rel)
@@ -187,6 +263,10 @@ class EEBBenchmark(Benchmark):
             return self.config.max_steps
         return self.level(instance).max_steps
 
+    def reproductions(self) -> list[Reproduction]:
+        """`forkingpaths reproduce eeb:table4` ... `eeb:table7` (reproduce.py)."""
+        return reproductions()
+
     # ---- scoring ----
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
@@ -198,6 +278,9 @@ class EEBBenchmark(Benchmark):
         metrics = RECORD_METRICS[game](record)
         if game == "maze":
             metrics["invalid_actions"] = sum(not step.valid for step in record.steps)
+            metrics["score_b1"] = metrics["score"]
+            metrics["score_table4"] = table4_score(metrics)
+            metrics["score"] = metrics[f"score_{SCORINGS[self.config.scoring]}"]
         return {"game": game, **label, **metrics}
 
     def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:

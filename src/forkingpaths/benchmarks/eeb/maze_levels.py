@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
+
+log = logging.getLogger(__name__)
 
 Cell = tuple[int, int]
 """(row, col): row 0 is the top row, col 0 the left column (paper App. B.1)."""
@@ -34,6 +37,13 @@ WALL_DENSITY: Mapping[int, float] = {1: 0.15, 2: 0.20, 3: 0.25}
 """Fraction of the board generated as walls (12, 16 and 20 walls on 9x9). The paper gives no
 density; harder levels get more walls ("more complex maps", §3.2), and level 3 the most since
 its shovel can break them."""
+RELEASE_SIZES: Mapping[int, int] = {1: 7, 2: 9, 3: 11}
+"""Board sizes of the release (src/config/game_config.py GRID_SIZES; its README's table), not
+Table 2's 9x9 for every level."""
+RELEASE_WALL_DENSITY: Mapping[int, float] = {1: 0.14, 2: 0.13, 3: 0.13}
+"""Mean wall fraction of the release's 120 maze files per level, measured (13.8, 13.4 and 12.9
+percent; the release draws 2-3, 3-4 and 4-6 random wall shapes, src/game/obstacles.py):
+7, 11 and 16 walls on 7x7, 9x9 and 11x11."""
 MONSTER_MIN_START_DISTANCE = 4
 """Generated monsters start at least this Manhattan distance from the start cell, so that no
 episode is lost before the agent has seen a monster."""
@@ -59,6 +69,22 @@ START = "S"
 ITEM_GLYPHS: Mapping[str, str] = {"shovel": "T", "sword": "W", "magnet": "N", "key": "K"}
 _GLYPH_ITEMS = {glyph: name for name, glyph in ITEM_GLYPHS.items()}
 _GRID_CHARS = (EMPTY, " ", WALL, COIN, MONSTER, GOAL, AGENT, START, *ITEM_GLYPHS.values())
+RELEASE_CODES: Mapping[int, str] = {
+    0: EMPTY,
+    1: WALL,
+    2: START,
+    3: GOAL,
+    4: AGENT,
+    5: COIN,
+    6: MONSTER,
+    7: ITEM_GLYPHS["shovel"],
+    8: ITEM_GLYPHS["sword"],
+    9: ITEM_GLYPHS["magnet"],
+    10: ITEM_GLYPHS["key"],
+}
+"""Integer grid codes of the released maze files, as the release's src/config/game_config.py
+defines them (EMPTY 0, OBSTACLE 1, START 2, GOAL 3, AGENT 4, COIN 5, MONSTER 6, SHOVEL 7,
+SWORD 8, MAGNET 9, KEY 10), mapped to our map characters."""
 
 
 @dataclass(frozen=True)
@@ -143,25 +169,35 @@ class MazeLevel:
         return data
 
     @classmethod
-    def from_json(cls, data: Any, source: str = "maze level") -> MazeLevel:
-        """Parse and validate our files and the paper artifact's; errors name the field.
-
-        How the artifact's fields are read (its format is not published, so this accepts the
-        plausible spellings and refuses anything else by name):
+    def from_json(
+        cls, data: Any, source: str = "maze level", warnings: list[str] | None = None
+    ) -> MazeLevel:
+        """Parse and validate our files and the released ones (uuu-quant/EvoEmpirBench,
+        data/levels/maze_*); errors name the field.
 
         * `grid_size`: an integer N or `[N, N]` (boards are square). Optional when `grid` is
           given.
-        * `grid`: N rows, each a string or a list of N cells. Cells are the integers 0 (free)
-          and 1 (wall), or map characters: `.` or space free, `#` wall, `C` coin, `M` monster,
-          `T`/`W`/`N`/`K` shovel/sword/magnet/key, `G` goal, `A` or `S` start. Whatever the grid
-          shows is merged with the explicit lists (a coin in both is one coin).
+        * `grid`: N rows, each a string or a list of N cells. Cells are the release's integer
+          codes (`RELEASE_CODES`: 0 free, 1 wall, 2 start, 3 goal, 4 agent = start, 5 coin,
+          6 monster, 7 shovel, 8 sword, 9 magnet, 10 key) or our map characters: `.` or space
+          free, `#` wall, `C` coin, `M` monster, `T`/`W`/`N`/`K` shovel/sword/magnet/key, `G`
+          goal, `A` or `S` start. Whatever the grid shows is merged with the explicit lists (a
+          coin in both is one coin).
         * `obstacles`, `coins`, `monsters`: lists of `[row, col]`.
         * `items`: an object item -> `[row, col]` (or `[[row, col]]`, or null for absent);
           items are `shovel` (alias `pickaxe`), `sword`, `magnet`, `key`.
-        * `level` or `mode`: 1-3, "1"-"3", "level1"/"level_1", or easy/medium/hard. Without
-          either, the content decides: items -> 3, monsters -> 2, else 1.
-        * `start`, `goal`: `[row, col]`; default bottom-left and top-right (§3.1).
+        * `level` or `mode`: 1-3, "1"-"3", "level1"/"level_1"/"Level 1" (the release's
+          spelling), or easy/medium/hard. Without either, the content decides: items -> 3,
+          monsters -> 2, else 1.
+        * `start`, `goal`: `[row, col]`; default bottom-left and top-right (§3.1, and the
+          release's START_POS/GOAL_POS).
         * Other top-level keys are ignored.
+
+        Where a grid that draws a kind of thing (walls, coins, monsters, an item) disagrees
+        with its list, the entry still loads: each disagreement is a warning naming the file
+        and the cell (appended to `warnings` when given, else logged). Walls, coins and monsters
+        are the union of both; an item drawn elsewhere than listed is where the grid draws it
+        (the release's env picks items up from its grid).
         """
         if not isinstance(data, dict):
             raise InvalidFile(f"{source}: expected a JSON object, got {type(data).__name__}")
@@ -177,26 +213,47 @@ class MazeLevel:
         items: dict[str, Cell] = {}
         grid_start: Cell | None = None
         grid_goal: Cell | None = None
+        notes: list[str] = []
         if data.get("grid") is not None:
             marks = _parse_grid(data["grid"], size, source)
-            walls |= marks["walls"]
+            grid_walls = sorted(marks["walls"])
             grid_coins, grid_monsters = marks["coins"], marks["monsters"]
             grid_items, grid_start, grid_goal = marks["items"], marks["start"], marks["goal"]
         else:
-            grid_coins, grid_monsters, grid_items = [], [], {}
-        walls |= set(_cells(data.get("obstacles", []), size, f"{source}: obstacles"))
-        coins = _merge(_cells(data.get("coins", []), size, f"{source}: coins"), grid_coins)
-        monsters = _merge(
-            _cells(data.get("monsters", []), size, f"{source}: monsters"), grid_monsters
-        )
+            grid_walls, grid_coins, grid_monsters, grid_items = [], [], [], {}
+        listed_walls = _cells(data.get("obstacles", []), size, f"{source}: obstacles")
+        listed_coins = _cells(data.get("coins", []), size, f"{source}: coins")
+        listed_monsters = _cells(data.get("monsters", []), size, f"{source}: monsters")
+        for key, listed, drawn in (
+            ("obstacles", listed_walls, grid_walls),
+            ("coins", listed_coins, grid_coins),
+            ("monsters", listed_monsters, grid_monsters),
+        ):
+            if drawn and key in data:
+                notes += _disagreements(source, key, listed, drawn)
+        walls |= set(listed_walls) | set(grid_walls)
+        coins = _merge(listed_coins, grid_coins)
+        monsters = _merge(listed_monsters, grid_monsters)
         items = _parse_items(data.get("items"), size, source)
         for name, cell in grid_items.items():
             if name in items and items[name] != cell:
-                raise InvalidFile(
-                    f"{source}: items.{name} is {list(items[name])} but grid shows "
-                    f"{ITEM_GLYPHS[name]!r} at {list(cell)}"
+                notes.append(
+                    f"{source}: grid[{cell[0]}][{cell[1]}] draws the {name} but items.{name} "
+                    f"is {list(items[name])}; the grid's cell is used"
                 )
             items[name] = cell
+        if grid_items:
+            for name, cell in items.items():
+                if name not in grid_items:
+                    notes.append(
+                        f"{source}: items.{name} is {list(cell)} but the grid draws no {name}; "
+                        "the listed cell is used"
+                    )
+        if warnings is not None:
+            warnings.extend(notes)  # the caller reports them, with its other findings
+        else:
+            for note in notes:
+                log.warning("%s", note)
         start = _endpoint(data, "start", grid_start, (size - 1, 0), size, source)
         goal = _endpoint(data, "goal", grid_goal, (0, size - 1), size, source)
         level = _parse_level(data, bool(items), bool(monsters), source)
@@ -327,9 +384,13 @@ def _parse_grid(grid: Any, size: int, source: str) -> dict[str, Any]:
         for c, value in enumerate(row):
             where = f"{source}: grid[{r}][{c}]"
             if isinstance(value, int) and not isinstance(value, bool):
-                if value not in (0, 1):
-                    raise InvalidFile(f"{where}: integer cells must be 0 (free) or 1 (wall)")
-                value = WALL if value == 1 else EMPTY
+                if value not in RELEASE_CODES:
+                    raise InvalidFile(
+                        f"{where}: unknown integer cell {value}; the release's codes are 0-10 "
+                        "(0 free, 1 wall, 2 start, 3 goal, 4 agent, 5 coin, 6 monster, "
+                        "7 shovel, 8 sword, 9 magnet, 10 key)"
+                    )
+                value = RELEASE_CODES[value]
             if not isinstance(value, str) or value not in _GRID_CHARS:
                 raise InvalidFile(
                     f"{where}: unknown cell {json.dumps(value)}; allowed: 0, 1 or one of "
@@ -375,6 +436,25 @@ def _cells(value: Any, size: int, where: str) -> list[Cell]:
     return [_cell(v, size, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
+_KIND_WORDS: Mapping[str, str] = {"obstacles": "a wall", "coins": "a coin", "monsters": "a monster"}
+
+
+def _disagreements(source: str, key: str, listed: list[Cell], drawn: list[Cell]) -> list[str]:
+    """A warning per cell that only one of `key`'s list and the grid marks (both are kept)."""
+    what = _KIND_WORDS[key]
+    out = [
+        f"{source}: grid[{r}][{c}] draws {what} that {key} does not list; kept"
+        for r, c in drawn
+        if (r, c) not in listed
+    ]
+    out += [
+        f"{source}: {key}[{i}] {[r, c]} is not drawn on the grid (grid[{r}][{c}]); kept"
+        for i, (r, c) in enumerate(listed)
+        if (r, c) not in drawn
+    ]
+    return out
+
+
 def _merge(listed: list[Cell], drawn: list[Cell]) -> list[Cell]:
     """The listed cells in their order (a cell listed twice is left for validation to refuse),
     then the ones only the grid shows, in row-major order."""
@@ -418,6 +498,7 @@ _MODE_WORDS: Mapping[str, int] = {
     **{name: level for level, name in LEVEL_NAMES.items()},
     **{f"level{level}": level for level in LEVELS},
     **{f"level_{level}": level for level in LEVELS},
+    **{f"level {level}": level for level in LEVELS},
     **{str(level): level for level in LEVELS},
 }
 
@@ -435,7 +516,7 @@ def _parse_level(data: dict[str, Any], has_items: bool, has_monsters: bool, sour
         else:
             raise InvalidFile(
                 f"{source}: {key} {shown(raw)} is not a level; allowed: 1-3, "
-                "'level1'-'level3' or easy/medium/hard"
+                "'level1'-'level3', 'Level 1'-'Level 3' or easy/medium/hard"
             )
     if len(set(found.values())) > 1:
         raise InvalidFile(f"{source}: level {found['level']} and mode {found['mode']} disagree")
@@ -447,10 +528,13 @@ def _parse_level(data: dict[str, Any], has_items: bool, has_monsters: bool, sour
 # ---- the generator ----
 
 
-def generate_maze_level(level: int, seed: int, size: int = DEFAULT_SIZE) -> MazeLevel:
+def generate_maze_level(
+    level: int, seed: int, size: int = DEFAULT_SIZE, wall_density: float | None = None
+) -> MazeLevel:
     """A deterministic board for `level` (1-3) and `seed` on a `size` x `size` grid.
 
-    Start bottom-left, goal top-right. Walls fill WALL_DENSITY[level] of the board, each kept
+    Start bottom-left, goal top-right. Walls fill `wall_density` (default WALL_DENSITY[level];
+    RELEASE_WALL_DENSITY for the release's geometry) of the board, each kept
     only if every free cell stays reachable from the start without entering the goal, so the
     goal, every coin and every item (the key too, without passing the goal) are reachable.
     Then 5 coins, at level 3 the four items (in ITEM_NAMES order), and at levels 2-3 two
@@ -471,12 +555,16 @@ def generate_maze_level(level: int, seed: int, size: int = DEFAULT_SIZE) -> Maze
             f"size must be an integer {MIN_GENERATED_SIZE}-{MAX_SIZE} for generated levels, "
             f"got {size!r}"
         )
+    if wall_density is None:
+        wall_density = WALL_DENSITY[level]
+    if not isinstance(wall_density, float) or not 0.0 <= wall_density <= 0.5:
+        raise ConfigError(f"wall_density must be a fraction 0.0-0.5, got {wall_density!r}")
     rng = random.Random(f"forkingpaths/eeb/maze/v1/level{level}/size{size}/seed{seed}")
     start, goal = (size - 1, 0), (0, size - 1)
     board = [(r, c) for r in range(size) for c in range(size)]
     candidates = [cell for cell in board if cell not in (start, goal)]
     order = sorted(candidates, key=lambda _: rng.random())
-    target = round(WALL_DENSITY[level] * size * size)
+    target = round(wall_density * size * size)
     walls: set[Cell] = set()
     for cell in order:
         if len(walls) == target:
@@ -504,6 +592,14 @@ def generate_maze_level(level: int, seed: int, size: int = DEFAULT_SIZE) -> Maze
         level=level,
         meta={"seed": seed},
     )
+
+
+def generate_release_geometry_level(level: int, seed: int) -> MazeLevel:
+    """`generate_maze_level` with the release's geometry: RELEASE_SIZES[level] and
+    RELEASE_WALL_DENSITY[level] (the `geometry=release` level set)."""
+    if level not in LEVELS:
+        raise ConfigError(f"level must be 1, 2 or 3, got {level!r}")
+    return generate_maze_level(level, seed, RELEASE_SIZES[level], RELEASE_WALL_DENSITY[level])
 
 
 def _draw(rng: random.Random, pool: list[Cell]) -> Cell:

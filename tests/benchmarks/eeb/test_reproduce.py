@@ -1,0 +1,101 @@
+"""`forkingpaths reproduce eeb:table4..7` end to end offline, and the Table 4 scoring fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forkingpaths.benchmarks.eeb.agents.truths import TruthRepository
+from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
+from forkingpaths.benchmarks.eeb.reproduce import published_model
+from forkingpaths.benchmarks.eeb.scoring import fitted_kill_reward, table4_fit
+from forkingpaths.core.reproduce import ReproContext, load_published
+from forkingpaths.runner.reproduce import run_reproduction
+
+PUBLISHED = Path(EEBBenchmark().published_dir())
+
+# The scripted stand-in (scripted/eeb-reference) on the first two levels of each split:
+# maze-l1-000/001 (9x9, no monsters) and match2-easy-000/001; deterministic.
+MAZE = {"Suc.Rate": 100.0, "A.Score": 3225.0, "A.Steps": 40.0, "A.Gold": 100.0, "Rem.HP": 3.0}
+MATCH2 = {"Suc.Rate": 100.0, "A.Score": 246.0, "Score/Step": 24.6, "Clear/Step": 4.65}
+
+
+def ours(key: str, tmp_path: Path, **kwargs: object) -> list[dict[str, object]]:
+    outcome = run_reproduction(key, model="scripted", limit=2, runs_dir=tmp_path, **kwargs)
+    (table,) = outcome.result.tables
+    published = load_published(PUBLISHED / f"{key.split(':')[1]}.yaml")
+    model = table.published_model or ""
+    for row in table.rows:
+        method = "" if key in ("eeb:table4", "eeb:table5") else row.label
+        for column in published.columns:
+            assert row.published[column.key] == published.value(model, method, column.key)
+    return [{"label": row.label, "model": model, **row.ours} for row in table.rows]
+
+
+def test_table4_maze_metrics_and_the_inferred_score(tmp_path: Path) -> None:
+    (row,) = ours("eeb:table4", tmp_path, compare_to="gpt-4.1")
+    assert row["model"] == "gpt-4.1" and row["label"] == "scripted"
+    assert {k: row[k] for k in MAZE} == MAZE
+    assert row["episodes"] == 2 and row["A.Kills"] == 0.0 and row["A.Barr"] == 0.0
+    assert row["A.Explor"] == pytest.approx(94.4444, abs=1e-4)
+    assert row["A.Score.table4"] == 3225.0, "no life lost, no kill: both rules agree"
+
+
+def test_table5_match2_metrics(tmp_path: Path) -> None:
+    (row,) = ours("eeb:table5", tmp_path, compare_to="claude-3-7-sonnet")
+    assert row["model"] == "claude-3-7-sonnet"
+    assert {k: row[k] for k in MATCH2} == MATCH2
+    assert row["API Eff."] == 100.0 and row["R/M.S"] == pytest.approx(42.8105, abs=1e-4)
+
+
+def test_table6_plays_the_learned_truths_as_ordinary_runs(tmp_path: Path) -> None:
+    inputs = {
+        name: TruthRepository(game, [f"A rule learned for {name}."]).save(tmp_path / f"{name}.json")
+        for name, game in (
+            ("maze_truths", "maze"),
+            ("maze_truths_no_tw", "maze"),
+            ("match2_truths", "match2"),
+            ("match2_truths_no_tw", "match2"),
+        )
+    }
+    rows = ours("eeb:table6", tmp_path / "runs", inputs=inputs, compare_to="qwen2.5-32b-instruct")
+    assert [r["label"] for r in rows] == ["base", "W/o.TW", "ours"]
+    for row in rows:  # the scripted policy ignores truths: three equal rows
+        assert row["model"] == "qwen2.5-32b-instruct"
+        assert (row["maze_success"], row["maze_score"], row["maze_steps"]) == (100.0, 3225.0, 40.0)
+        assert (row["match2_success"], row["match2_score"]) == (100.0, 246.0)
+
+
+def test_table7_ablations(tmp_path: Path) -> None:
+    rows = ours("eeb:table7", tmp_path, compare_to="GPT-4.1")
+    got = {r["label"]: (r["success"], r["score"], r["steps"]) for r in rows}
+    assert got["EEB (Maze)"] == (100.0, 3225.0, 40.0)
+    assert got["Full-Vision (Maze)"] == (100.0, 4305.0, 15.0)
+    assert got["EEB (Match-2)"][:2] == (100.0, 246.0)
+    assert got["NoProps (Match-2)"][:2] == (100.0, 358.0)
+
+
+def test_published_model_follows_the_users_model() -> None:
+    table7 = load_published(PUBLISHED / "table7.yaml")
+    table4 = load_published(PUBLISHED / "table4.yaml")
+    assert published_model(table7, ReproContext(model="openai/gpt-4.1")) == "GPT-4.1"
+    assert published_model(table7, ReproContext(model="x/qwen2.5-32b-instruct")) == "Qwen2.5"
+    assert published_model(table4, ReproContext(model="openai/gpt-4.1")) == "gpt-4.1"
+    assert published_model(table4, ReproContext(model="scripted")) == "Human Baseline"
+
+
+def test_table4_scores_fit_the_inferred_rule_not_b1() -> None:
+    fit = {row.model: row for row in table4_fit(load_published(PUBLISHED / "table4.yaml"))}
+    assert len(fit) == 20
+    gpt = fit["gpt-4.1"]
+    # 10 * (0.8363 * 81 - 4) + 2500 * 0.7489 - 50 * 34.03 - 1000 * 1.02 + 2000 * 0.7333
+    assert gpt.b1 == pytest.approx(1254.753)
+    assert gpt.table4 == pytest.approx(1254.753 + 1020 + 500 * 0.47)
+    models = [row for name, row in fit.items() if name != "Human Baseline"]
+    assert min(r.b1_residual for r in models) > 1300, "B.1 lands far below every printed score"
+    assert max(abs(r.table4_residual) for r in models) < 205
+    assert fit["Human Baseline"].table4_residual == pytest.approx(-563.904)
+    assert fitted_kill_reward(load_published(PUBLISHED / "table4.yaml")) == pytest.approx(
+        504.658, abs=1e-3
+    )
