@@ -6,6 +6,7 @@ from typing import Any
 
 from forkingpaths.benchmarks.escape.metrics import (
     attempt_steps,
+    counted_paths,
     divergence_momentum,
     is_judged,
     path_discovery,
@@ -44,14 +45,49 @@ def record(
 def test_path_discovery_counts_distinct_paths_over_the_paths_there_are() -> None:
     one = record(["P1_B", "P1_A"], [4, 6, 50, 50])
     two = record(["P1_A"], [50, 50, 50, 20])
-    assert path_discovery([one]) == {"paths_found": 2, "paths_total": 4, "path_discovery": 0.5}
+    none = {"extra_paths_found": 0, "extra_paths_total": 0}
+    assert path_discovery([one]) == {
+        "paths_found": 2,
+        "paths_total": 4,
+        "path_discovery": 0.5,
+        **none,
+    }
     assert path_discovery([one, two]) == {
         "paths_found": 3,
         "paths_total": 8,
         "path_discovery": 0.375,
+        **none,
     }
-    assert path_discovery([]) == {"paths_found": 0, "paths_total": 0, "path_discovery": None}
+    assert path_discovery([]) == {
+        "paths_found": 0,
+        "paths_total": 0,
+        "path_discovery": None,
+        **none,
+    }
     assert attempt_steps([one, two]) == [4, 6, 50, 50, 50, 50, 50, 20]
+
+
+def test_a_path_the_paper_lacks_is_counted_apart_unless_included() -> None:
+    # Desert Restart's P1_C1: found here, but not in the paper's catalog (Table 16).
+    found = record(["P1_C1", "P1_A"], [5, 7])
+    found.outcome["paths_extra"] = ["P1_C1"]
+    missed = record(["P1_B"], [5])
+    missed.outcome["paths_extra"] = ["P1_C1"]
+    assert path_discovery([found, missed]) == {
+        "paths_found": 2,
+        "paths_total": 6,
+        "path_discovery": 2 / 6,
+        "extra_paths_found": 1,
+        "extra_paths_total": 2,
+    }
+    assert path_discovery([found, missed], include_extra=True) == {
+        "paths_found": 3,
+        "paths_total": 8,
+        "path_discovery": 0.375,
+        "extra_paths_found": 1,
+        "extra_paths_total": 2,
+    }
+    assert counted_paths(found) == (["P1_A"], ["P1_A", "P1_B", "P1_C2"])
 
 
 def test_path_table_marks_a_path_found_in_any_record() -> None:

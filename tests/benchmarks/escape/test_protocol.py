@@ -117,6 +117,7 @@ async def test_the_attempts_are_one_episode_whose_records_mark_each_attempt_end(
         "scenario": "cell",
         "paths_found": ["P1_A", "P1_B"],
         "paths_total": ["P1_A", "P1_B", "P1_C1", "P1_C2"],
+        "paths_extra": [],
         "escapes": 2,
         "attempts": [
             {"attempt": 0, "paths": ["P1_A"], "checkpoints": 0, "game_end": True,
@@ -357,7 +358,7 @@ def test_unknown_role_is_refused(tmp_path: Path) -> None:
         (
             {"colour": "red"},
             "escape has no option 'colour'; its options: attempts, max_steps, "
-            "meaningless_limit, crafting, scenarios",
+            "meaningless_limit, crafting, extra_paths, scenarios",
         ),
     ],
 )

@@ -89,8 +89,9 @@ def load(text: str) -> Scenario:
 
 
 def refusal(text: str) -> ScenarioError:
+    """The refusal of a strict load (EscapeBench's repairable slips refused too)."""
     with pytest.raises(ScenarioError) as info:
-        load(textwrap.dedent(text))
+        load_scenario(textwrap.dedent(text), name="room", strict=True)
     return info.value
 
 

@@ -22,12 +22,14 @@ from forkingpaths.benchmarks.escape.judge import CRITERIA, judge_item_from_step,
 from forkingpaths.benchmarks.escape.metadata import ScenarioMeta, load_meta
 from forkingpaths.benchmarks.escape.metrics import (
     attempt_steps,
+    counted_paths,
     divergence_momentum,
     is_judged,
     path_discovery,
     path_table,
 )
 from forkingpaths.benchmarks.escape.plots import path_table_plot
+from forkingpaths.benchmarks.escape.reproduce import reproductions
 from forkingpaths.benchmarks.escape.schema import Scenario, load_scenario
 from forkingpaths.core.benchmark import (
     AgentSpec,
@@ -42,6 +44,7 @@ from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.protocol import StepHook
 from forkingpaths.core.records import EpisodeRecord, StepRecord
+from forkingpaths.core.reproduce import Reproduction
 
 _AGENTS = "forkingpaths.benchmarks.escape.agents"
 SCENARIO_DIR = Path(__file__).parent / "data" / "scenarios"
@@ -92,6 +95,15 @@ class EscapeOptions(BaseModel):
         description="craft(base, ingredient) order: ordered (MUTATE) or unordered (EscapeBench)",
     )
     """`ordered` (MUTATE: base first) or `unordered` (EscapeBench's games: either order)."""
+    extra_paths: bool = Field(
+        default=False,
+        description="count gold paths the paper's catalog lacks (Desert Restart's tire-side "
+        "P1_C1) in Path Discovery: false (the paper's 55 paths) or true (56)",
+    )
+    """Whether Path Discovery counts the paths marked `extra` in the metadata. Desert Restart's
+    P1_C1 (expanding foam through the valve) is ours: Table 16 prints "No tire-side C1 path"
+    and Table 18 marks it X for every method. False (default): the paper's 55 paths, the extra
+    one reported apart as `extra_paths_found`; true: all 56."""
     scenarios: str | None = Field(
         default=None,
         description="scenario YAMLs of split `custom`: a directory or one file",
@@ -111,7 +123,8 @@ class EscapeOptions(BaseModel):
 
 
 class EscapeBenchmark(Benchmark):
-    """MUTATE (mutate-redna.txt): ten escape-room scenarios, 56 mechanism-distinct gold paths.
+    """MUTATE (mutate-redna.txt): ten escape-room scenarios, 55 mechanism-distinct gold paths
+    (Tables 16-17), plus one of ours the paper lacks (Desert Restart's P1_C1, `extra_paths`).
 
     Split `mutate`: the ten scenarios of Tables 16-17 (our own writing). Split `custom`: every
     `*.yaml` of the `scenarios` option (a directory or one file), e.g. EscapeBench games with
@@ -121,7 +134,8 @@ class EscapeBenchmark(Benchmark):
     attempts; a path found in an attempt has its finish action forbidden in the later ones;
     each attempt ends at the goal, at `max_steps` (50, the paper does not state it) or after
     `meaningless_limit` (20) consecutive meaningless steps. Metric 1, Path Discovery
-    (`metrics.path_discovery`): distinct gold paths found per scenario and in all (x / 56), Avg
+    (`metrics.path_discovery`): distinct gold paths found per scenario and in all (x / 55; the extra
+    path is counted apart as `extra_paths_found`, or in with `extra_paths=true`), Avg
     Step (mean steps per attempt), and the per-path O/X table (Tables 18-19). Metric 2,
     Divergence Momentum (`metrics.divergence_momentum`): with a `judge` role model, every
     apply/craft/input step that completes no path is scored 1-5 on Originality, Elaboration and
@@ -164,7 +178,7 @@ class EscapeBenchmark(Benchmark):
             "oracle": AgentSpec(
                 f"{_AGENTS}.reference:make_oracle",
                 needs_model=False,
-                description="reference: plays the gold paths under the protocol (56/56)",
+                description="reference: plays the gold paths under the protocol (55/55 + 1 extra)",
             ),
             "systematic": AgentSpec(
                 f"{_AGENTS}.reference:make_systematic",
@@ -213,6 +227,7 @@ class EscapeBenchmark(Benchmark):
             "errored": MetricSpec("errored episodes", "none"),
             "paths_found": MetricSpec("paths found", "higher"),
             "paths_total": MetricSpec("gold paths", "none"),
+            "extra_paths_found": MetricSpec("extra paths found (not in the paper)", "none"),
             "path_discovery": MetricSpec("Path Discovery", "higher"),
             "avg_steps": MetricSpec("Avg Step", "lower"),
             "escapes": MetricSpec("escapes", "none"),
@@ -325,7 +340,7 @@ class EscapeBenchmark(Benchmark):
         attempts = outcome.get("attempts", [])
         steps = attempt_steps([record])
         metrics: dict[str, Any] = {
-            **path_discovery([record]),
+            **path_discovery([record], include_extra=self.config.extra_paths),
             "escapes": outcome.get("escapes", 0),
             "avg_steps": statistics.fmean(steps) if steps else 0.0,
             "invalid_actions": sum(a.get("invalid", 0) for a in attempts),
@@ -337,7 +352,8 @@ class EscapeBenchmark(Benchmark):
 
     def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
         ok = [r for r in records if r.status == "ok"]
-        discovery = path_discovery(ok)
+        extra = self.config.extra_paths
+        discovery = path_discovery(ok, include_extra=extra)
         found, total = discovery["paths_found"], discovery["paths_total"]
         steps = attempt_steps(ok)
         out: dict[str, Any] = {
@@ -356,7 +372,7 @@ class EscapeBenchmark(Benchmark):
             # Repeated runs (Table 15: T=0.7, three runs): mean and sample std over runs.
             per_trial = [[r for r in ok if r.trial == t] for t in trials]
             out["path_discovery_std"] = statistics.stdev(
-                path_discovery(rs)["path_discovery"] or 0.0 for rs in per_trial
+                path_discovery(rs, include_extra=extra)["path_discovery"] or 0.0 for rs in per_trial
             )
             out["avg_steps_std"] = statistics.stdev(
                 statistics.fmean(attempt_steps(rs)) for rs in per_trial
@@ -372,8 +388,17 @@ class EscapeBenchmark(Benchmark):
             by_scenario[r.instance_id].append(r)
         for scenario, rs in by_scenario.items():
             groups[scenario] = {
-                "paths_found": statistics.fmean(len(r.outcome.get("paths_found", [])) for r in rs),
-                "paths_total": len(rs[0].outcome.get("paths_total", [])),
+                "paths_found": statistics.fmean(
+                    len(counted_paths(r, include_extra=extra)[0]) for r in rs
+                ),
+                "paths_total": len(counted_paths(rs[0], include_extra=extra)[1]),
+                "extra_paths_found": statistics.fmean(
+                    len(
+                        set(r.outcome.get("paths_extra", []))
+                        & set(r.outcome.get("paths_found", []))
+                    )
+                    for r in rs
+                ),
                 "avg_steps": statistics.fmean(attempt_steps(rs)),
                 # Tables 18-19: O when the path was found; with several trials, in any of them.
                 **path_table(rs),
@@ -384,3 +409,7 @@ class EscapeBenchmark(Benchmark):
     def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
         plot = path_table_plot(records, out_dir)
         return [plot] if plot is not None else []
+
+    def reproductions(self) -> list[Reproduction]:
+        """Tables 1-4, 10 and 15 of the MUTATE paper (Table 4 runs on aut-v1)."""
+        return reproductions()

@@ -59,7 +59,9 @@ def check_scenario(yaml_path: Path, meta_path: Path | None = None) -> list[Check
         return [CheckIssue(exc.file, exc.line, exc.where, exc.problem)]
     except InvalidFile as exc:
         return [CheckIssue(str(yaml_path), 1, "", str(exc))]
-    issues = lint_scenario(scenario, str(yaml_path))
+    # Defects the loader repaired or skipped (EscapeBench's slips) come first, as warnings.
+    issues = [CheckIssue(w.file, w.line, w.where, w.problem, "warning") for w in scenario.warnings]
+    issues += lint_scenario(scenario, str(yaml_path))
     if meta_path is None:
         sibling = default_meta_path(yaml_path)
         meta_path = sibling if sibling.is_file() else None

@@ -24,8 +24,19 @@ from forkingpaths.benchmarks.escape.env import (
     DEFAULT_MEANINGLESS_LIMIT,
 )
 from forkingpaths.benchmarks.escape.metadata import default_meta_path, load_meta
-from forkingpaths.benchmarks.escape.schema import load_scenario, read_text, resolve_scenario
-from forkingpaths.core.errors import ConfigError
+from forkingpaths.benchmarks.escape.reference_log import (
+    find_reference_log,
+    load_reference_log,
+    replay_reference_log,
+)
+from forkingpaths.benchmarks.escape.schema import (
+    LOAD_WARNING_KINDS,
+    ScenarioError,
+    load_scenario,
+    read_text,
+    resolve_scenario,
+)
+from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.core.human import HumanInputEnded
 from forkingpaths.core.records import RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
@@ -117,6 +128,105 @@ def replay_cmd(
         sys.stdout.write(json.dumps(record) + "\n")
         if result.game_end:
             break
+
+
+def _game_files(games: list[Path]) -> list[Path]:
+    """Game YAMLs: each file as given, each directory's `game*.yaml` (EscapeBench's data/)."""
+    out: list[Path] = []
+    for path in games:
+        if path.is_dir():
+            found = sorted(path.glob("game*.yaml"))
+            if not found:
+                raise ConfigError(f"GAMES: directory {str(path)!r} holds no game*.yaml")
+            out += found
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise ConfigError(f"GAMES: {str(path)!r} is neither a game YAML nor a directory")
+    return out
+
+
+@app.command("replay-log")
+def replay_log_cmd(
+    games: Annotated[
+        list[Path], typer.Argument(help="EscapeBench game YAMLs, or directories of game*.yaml")
+    ],
+    log: Annotated[
+        Path | None,
+        typer.Option(help="the reference log (default: reference/key_log_N-M.txt beside the game)"),
+    ] = None,
+    crafting: Annotated[str, typer.Option(help="ordered (MUTATE) | unordered")] = "unordered",
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object per game")] = False,
+) -> None:
+    """Load each game (its defects repaired as warnings) and replay its reference action log,
+    walking to each logged position first; exit 1 unless every game reaches GAME END."""
+    if crafting not in CRAFTING:
+        raise ConfigError(f"--crafting must be one of {', '.join(CRAFTING)}, got {crafting!r}")
+    files = _game_files(games)
+    if log is not None and len(files) != 1:
+        raise ConfigError(f"--log names one log, but {len(files)} games were given")
+    loaded = ended = 0
+    kinds: dict[str, int] = dict.fromkeys(LOAD_WARNING_KINDS, 0)
+    for file in files:
+        row: dict[str, object] = {"game": str(file), "loaded": False, "game_end": False}
+        try:
+            scenario = load_scenario(file)
+        except (ScenarioError, InvalidFile) as exc:
+            row["refused"] = str(exc)
+            _emit(row, as_json, f"{file.name}: refused: {exc}")
+            continue
+        loaded += 1
+        row["loaded"] = True
+        row["warnings"] = [str(w) for w in scenario.warnings]
+        for w in scenario.warnings:
+            kinds[w.kind] += 1
+        log_path = log or find_reference_log(file)
+        if log_path is None:
+            row["failure"] = "no reference log (reference/key_log_N-M.txt beside the game)"
+            _emit(row, as_json, f"{file.name}: {row['failure']}")
+            continue
+        try:
+            entries = load_reference_log(log_path)
+        except InvalidFile as exc:
+            row["failure"] = str(exc)
+            _emit(row, as_json, f"{file.name}: {exc}")
+            continue
+        game = EscapeGame(scenario, crafting=crafting)  # type: ignore[arg-type]
+        replay = replay_reference_log(game, entries, str(log_path))
+        ended += replay.game_end
+        row.update(
+            log=str(log_path),
+            game_end=replay.game_end,
+            entries=replay.entries,
+            played=replay.played,
+            steps=len(replay.steps),
+            failure=replay.failure,
+        )
+        n_warned = len(scenario.warnings)
+        warned = f" ({n_warned} load warning{'' if n_warned == 1 else 's'})" if n_warned else ""
+        text = (
+            f"{file.name}: GAME END after {replay.played}/{replay.entries} logged actions, "
+            f"{len(replay.steps)} steps{warned}"
+            if replay.game_end
+            else f"{file.name}: stopped after {replay.played}/{replay.entries}: {replay.failure}"
+        )
+        _emit(row, as_json, text)
+    n = len(files)
+    by_kind = ", ".join(f"{count} {kind}" for kind, count in kinds.items() if count)
+    summary = {"games": n, "loaded": loaded, "game_end": ended, "warnings": kinds}
+    if as_json:
+        sys.stdout.write(json.dumps({"summary": summary}) + "\n")
+    else:
+        sys.stdout.write(
+            f"{loaded} of {n} games load (warnings: {by_kind or 'none'}); "
+            f"{ended} of {n} reference logs replay to GAME END (crafting={crafting})\n"
+        )
+    if ended < n:
+        raise typer.Exit(1)
+
+
+def _emit(row: dict[str, object], as_json: bool, text: str) -> None:
+    sys.stdout.write((json.dumps(row) if as_json else text) + "\n")
 
 
 @app.command("play")

@@ -76,7 +76,8 @@ class EscapeEnv(Env):
     `EscapeBenchmark.step_hook` records as that step's feedback and end flags. The step that
     ends the last attempt ends the episode: terminated at `GAME END!`, truncated otherwise, with
     the episode's outcome in `observation.data["outcome"]`: `scenario`, `paths_found` (in order
-    of discovery), `paths_total`, `escapes` and `attempts` (one `{attempt, paths, checkpoints,
+    of discovery), `paths_total`, `paths_extra` (those of `paths_total` the paper's catalog lacks),
+    `escapes` and `attempts` (one `{attempt, paths, checkpoints,
     game_end, stop, steps, meaningless, invalid}` per attempt).
 
     ## Info
@@ -314,6 +315,7 @@ class EscapeEnv(Env):
             "scenario": self.game.scenario.id,
             "paths_found": list(self.found),
             "paths_total": [p.id for p in self.meta.paths] if self.meta else [],
+            "paths_extra": self.meta.extra_ids if self.meta else [],
             "escapes": sum(a["game_end"] for a in self.attempt_outcomes),
             "attempts": list(self.attempt_outcomes),
         }

@@ -25,7 +25,7 @@ PATH_KINDS = ("A", "B", "C1", "C2")
 
 META_KEYS = ("schema_version", "scenario", "title", "phases", "paths")
 PHASE_KEYS = ("phase", "name", "marker", "start_scene")
-PATH_KEYS = ("id", "phase", "type", "mechanism", "finish", "gold")
+PATH_KEYS = ("id", "phase", "type", "mechanism", "finish", "gold", "extra", "note")
 
 PathType = Literal["A", "B", "C"]
 
@@ -44,6 +44,12 @@ class PathSpec:
     """The action that completes the path (its canonical text)."""
     gold: tuple[str, ...]
     """Actions from the phase's start; the last one is `finish`."""
+    extra: bool = False
+    """A path of ours that the paper's catalog lacks (`extra: true`): played, found and
+    forbidden like any other, counted apart from Path Discovery unless the `extra_paths`
+    option includes it (Desert Restart's P1_C1: Table 16 prints "No tire-side C1 path")."""
+    note: str = ""
+    """Why a path is extra, or any other remark (free text)."""
     index: int = field(default=0, compare=False)
     """Position in the file's `paths` list."""
     line: int = field(default=0, compare=False)
@@ -100,6 +106,11 @@ class ScenarioMeta:
         raise KeyError(
             f"no path {path_id!r} in {self.scenario} (paths: {[p.id for p in self.paths]})"
         )
+
+    @property
+    def extra_ids(self) -> list[str]:
+        """Ids of the paths the paper's catalog lacks (`extra: true`)."""
+        return [p.id for p in self.paths if p.extra]
 
     def path_by_finish_key(self, key: str) -> PathSpec | None:
         """The path whose finish action has this `action_key` (or action text)."""
@@ -190,6 +201,8 @@ def load_meta(path: Path | str, *, name: str | None = None) -> ScenarioMeta:
         if not gold_srcs:
             src.require("gold", "").fail("`gold` must list at least one action")
         gold = tuple(g.name("a gold action") for g in gold_srcs)
+        extra_src = src.get("extra")
+        note_src = src.get("note")
         paths.append(
             PathSpec(
                 id=path_id,
@@ -198,6 +211,8 @@ def load_meta(path: Path | str, *, name: str | None = None) -> ScenarioMeta:
                 mechanism=src.require("mechanism", "a path").text("`mechanism`"),
                 finish=finish,
                 gold=gold,
+                extra=extra_src.flag("`extra`") if extra_src else False,
+                note=note_src.text("`note`") if note_src else "",
                 index=i,
                 line=src.line,
                 finish_line=finish_src.line,

@@ -13,15 +13,37 @@ JUDGED_KINDS = frozenset({"apply", "craft", "input"})
 """Action kinds Metric 2 scores when they do not complete a path (§3.1)."""
 
 
-def path_discovery(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+def counted_paths(
+    record: EpisodeRecord, *, include_extra: bool = False
+) -> tuple[list[str], list[str]]:
+    """(found, total) path ids of an episode that Path Discovery counts: the paper's catalog,
+    and with `include_extra` the paths it lacks (`outcome["paths_extra"]`) too."""
+    extra = set() if include_extra else set(record.outcome.get("paths_extra", []))
+    found = [p for p in record.outcome.get("paths_found", []) if p not in extra]
+    total = [p for p in record.outcome.get("paths_total", []) if p not in extra]
+    return found, total
+
+
+def path_discovery(
+    records: Sequence[EpisodeRecord], *, include_extra: bool = False
+) -> dict[str, Any]:
     """Metric 1: distinct gold paths found over the paths there are, summed over the episodes
-    (`path_discovery` None when no episode has path metadata)."""
-    found = sum(len(r.outcome.get("paths_found", [])) for r in records)
-    total = sum(len(r.outcome.get("paths_total", [])) for r in records)
+    (`path_discovery` None when no episode has path metadata). Paths the paper's catalog lacks
+    count only with `include_extra`; `extra_paths_found` / `extra_paths_total` count them
+    apart either way."""
+    found = total = extra_found = extra_total = 0
+    for r in records:
+        f, t = counted_paths(r, include_extra=include_extra)
+        found, total = found + len(f), total + len(t)
+        extra = set(r.outcome.get("paths_extra", []))
+        extra_found += len(extra.intersection(r.outcome.get("paths_found", [])))
+        extra_total += len(extra)
     return {
         "paths_found": found,
         "paths_total": total,
         "path_discovery": found / total if total else None,
+        "extra_paths_found": extra_found,
+        "extra_paths_total": extra_total,
     }
 
 

@@ -1,17 +1,20 @@
 """Escape-room scenarios: immutable definitions and the YAML loader (App. E.1, contract §1).
 
 A scenario file is a YAML list of scenes (`docs/dev/escape-engine.md` §1). `load_scenario`
-refuses a bad file as a whole with a `ScenarioError` naming the file, the line and the path
-inside the structure (`scenes[2].items[0].item.states[1].transitions[0].trigger[1]`); nothing is
-half-loaded, and a misspelt or repeated key is refused too. References are resolved at load:
-every trigger and wait carries the global index of the object it names, so the engine never
-searches by name while stepping.
+refuses a file that cannot be played with a `ScenarioError` naming the file, the line and the
+path inside the structure (`scenes[2].items[0].item.states[1].transitions[0].trigger[1]`);
+nothing is half-loaded, and a misspelt or repeated key is refused too. The slips found in
+EscapeBench's released games (`LOAD_WARNING_KINDS`) are repaired or skipped instead, each as a
+`LoadWarning` on `Scenario.warnings` (and a logged warning) naming file, line and place.
+References are resolved at load: every trigger and wait carries the global index of the object
+it names, so the engine never searches by name while stepping.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal, NoReturn
@@ -43,6 +46,39 @@ TOOL_STATE_KEYS = ("desc", "apply_to", "wait_for")
 TRIGGER_OPS = ("change_state", "change_visible", "change_interact", "become_tool")
 
 ObjectKind = Literal["scene", "item", "tool"]
+
+log = logging.getLogger(__name__)
+
+LOAD_WARNING_KINDS = {
+    "state-reward": "a `reward` on an item state (indented one level too far out): moved onto "
+    "that state's last transition without a reward, or dropped when there is none",
+    "neg-rewards": "`neg_rewards` for `neg_reward`: read as `neg_reward`",
+    "flag-punctuation": "a flag with trailing punctuation (`False.`): read without it",
+    "tool-interactable": "`interactable` on a tool (tools have no such flag): ignored",
+    "state-out-of-range": "a change_state trigger to a state the object does not have: the "
+    "trigger is skipped",
+    "unreachable-scene": "a scene no relation leads to, whose own `Back to ...` relation names "
+    "a reachable scene: that scene gets the missing relation to it (`To the NAME`)",
+}
+"""The defects of EscapeBench's released games that are repaired or skipped, not refused: kind
+-> what the loader does (upstream's engine ignores all five, or never reads the bad state)."""
+ITEM_STATE_TOLERATED = ("neg_rewards", "reward")
+TOOL_TOLERATED = ("interactable",)
+
+
+@dataclass(frozen=True)
+class LoadWarning:
+    """A defect the loader repaired or skipped: `FILE:LINE: WHERE: PROBLEM`."""
+
+    file: str
+    line: int
+    where: str
+    problem: str
+    kind: str
+    """A key of `LOAD_WARNING_KINDS`."""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.where}: {self.problem}"
 
 
 class ScenarioError(InvalidFile):
@@ -170,6 +206,8 @@ class Scenario:
     """The first scene's `objective`; "" when the file has none (EscapeBench's files)."""
     scenes: tuple[Scene, ...]
     source: Path | None = None
+    warnings: tuple[LoadWarning, ...] = field(default=(), repr=False, compare=False)
+    """Defects repaired or skipped at load (`LOAD_WARNING_KINDS`), in file order."""
     items: tuple[Item, ...] = field(init=False, repr=False, compare=False)
     """Every item of every scene, by global index."""
     tools: tuple[Tool, ...] = field(init=False, repr=False, compare=False)
@@ -273,10 +311,25 @@ _NULL_TAG = "tag:yaml.org,2002:null"
 class YamlNode:
     """A YAML node, the file it came from and its path inside the structure."""
 
-    __slots__ = ("file", "node", "path")
+    __slots__ = ("file", "node", "path", "warnings")
 
-    def __init__(self, file: str, node: yaml.Node, path: str) -> None:
+    def __init__(
+        self, file: str, node: yaml.Node, path: str, warnings: list[LoadWarning] | None = None
+    ) -> None:
         self.file, self.node, self.path = file, node, path
+        self.warnings = warnings
+        """Where repairable defects go; None: strict, every defect is refused."""
+
+    def child(self, node: yaml.Node, path: str) -> YamlNode:
+        return YamlNode(self.file, node, path, self.warnings)
+
+    def warn(self, kind: str, problem: str) -> None:
+        """Record a repaired defect, or refuse it when this node is read strictly."""
+        if self.warnings is None:
+            self.fail(problem)
+        warning = LoadWarning(self.file, self.line, self.path, problem, kind)
+        self.warnings.append(warning)
+        log.warning("%s", warning)
 
     @property
     def line(self) -> int:
@@ -296,19 +349,23 @@ class YamlNode:
             return "a list"
         return "null" if self.is_null else f"the scalar {shown(self.node.value)}"
 
-    def mapping(self, what: str, keys: tuple[str, ...] | None = None) -> YamlNode:
+    def mapping(
+        self, what: str, keys: tuple[str, ...] | None = None, tolerated: tuple[str, ...] = ()
+    ) -> YamlNode:
         """This node as a mapping without repeated keys and, with `keys`, without others: a
-        misspelt key (`triggers:`) would otherwise be dropped without a word."""
+        misspelt key (`triggers:`) would otherwise be dropped without a word. `tolerated` keys
+        pass when the file is read leniently; the caller repairs and reports them."""
         if not isinstance(self.node, yaml.MappingNode):
             self.fail(f"{what} must be a mapping, got {self.kind()}")
         seen: set[str] = set()
         for key_node, _ in self.node.value:
             raw = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
-            key = YamlNode(self.file, key_node, f"{self.path}.{raw}" if self.path else str(raw))
+            key = self.child(key_node, f"{self.path}.{raw}" if self.path else str(raw))
             name = key.text(f"a key of {what}")
             if name in seen:
                 key.fail(f"duplicate key `{name}` in {what}")
-            if keys is not None and name not in keys:
+            lenient = name in tolerated and self.warnings is not None
+            if keys is not None and name not in keys and not lenient:
                 key.fail(f"unknown key `{name}` in {what}; expected one of {', '.join(keys)}")
             seen.add(name)
         return self
@@ -318,7 +375,7 @@ class YamlNode:
         for key_node, value_node in self.node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
                 path = f"{self.path}.{key}" if self.path else key
-                child = YamlNode(self.file, value_node, path)
+                child = self.child(value_node, path)
                 return None if child.is_null else child
         return None
 
@@ -334,9 +391,7 @@ class YamlNode:
             return []
         if not isinstance(self.node, yaml.SequenceNode):
             self.fail(f"{what} must be a list, got {self.kind()}")
-        return [
-            YamlNode(self.file, node, f"{self.path}[{i}]") for i, node in enumerate(self.node.value)
-        ]
+        return [self.child(node, f"{self.path}[{i}]") for i, node in enumerate(self.node.value)]
 
     def text(self, what: str) -> str:
         if not isinstance(self.node, yaml.ScalarNode) or self.is_null:
@@ -372,7 +427,11 @@ class YamlNode:
 def _flag(src: YamlNode, raw: str, what: str) -> bool:
     value = raw.strip().lower()
     if value not in ("true", "false"):
-        src.fail(f"{what} must be true or false, got {shown(raw)}")
+        bare = value.rstrip(".;:!")
+        if bare not in ("true", "false") or src.warnings is None:
+            src.fail(f"{what} must be true or false, got {shown(raw)}")
+        src.warn("flag-punctuation", f"{what} {shown(raw)} read as {bare.capitalize()}")
+        value = bare
     return value == "true"
 
 
@@ -464,8 +523,10 @@ class _Names:
     """Item index -> (tool index, item name source) for an item and a tool with one name."""
 
 
-def load_scenario(source: Path | str, *, name: str | None = None) -> Scenario:
-    """Load a scenario: `source` is a path, or YAML text when `name` is given."""
+def load_scenario(source: Path | str, *, name: str | None = None, strict: bool = False) -> Scenario:
+    """Load a scenario: `source` is a path, or YAML text when `name` is given. The defects of
+    `LOAD_WARNING_KINDS` are repaired onto `Scenario.warnings` (and logged), or with `strict`
+    refused like any other."""
     if name is None:
         path = Path(source)
         text = read_text(path)
@@ -474,7 +535,8 @@ def load_scenario(source: Path | str, *, name: str | None = None) -> Scenario:
     else:
         text, file, scenario_id, origin = str(source), name, name, None
     root = compose_yaml(text, file)
-    return _build(YamlNode(file, root, "scenes"), scenario_id, origin)
+    warnings: list[LoadWarning] | None = None if strict else []
+    return _build(YamlNode(file, root, "scenes", warnings), scenario_id, origin)
 
 
 def read_text(path: Path) -> str:
@@ -530,12 +592,12 @@ def _build(root: YamlNode, scenario_id: str, origin: Path | None) -> Scenario:
             rel_src.mapping("`scene_relations`")
             labels: set[str] = set()
             for key_node, value_node in rel_src.node.value:
-                key = YamlNode(root.file, key_node, rel_src.path)
+                key = root.child(key_node, rel_src.path)
                 label = key.ident("a move label")
                 if fold_name(label) in labels:
                     key.fail(f"duplicate move label {label!r} (labels match case-insensitively)")
                 labels.add(fold_name(label))
-                dest_src = YamlNode(root.file, value_node, f"{rel_src.path}.{label}")
+                dest_src = root.child(value_node, f"{rel_src.path}.{label}")
                 dest = dest_src.name("a destination scene")
                 if fold_name(dest) not in names.scenes:
                     dest_src.fail(f"unknown scene {dest!r}")
@@ -575,7 +637,60 @@ def _build(root: YamlNode, scenario_id: str, origin: Path | None) -> Scenario:
                 f"duplicate name {names.item_names[item_index]!r}: a tool has it too "
                 "(an item may share a name only with the tool it becomes via become_tool)"
             )
-    return Scenario(id=scenario_id, objective=objective, scenes=tuple(scenes), source=origin)
+    if root.warnings is not None:
+        scenes = _link_orphans(scenes, scene_srcs)
+    found = sorted(root.warnings or (), key=lambda w: w.line)
+    return Scenario(
+        id=scenario_id,
+        objective=objective,
+        scenes=tuple(scenes),
+        source=origin,
+        warnings=tuple(found),
+    )
+
+
+def _link_orphans(scenes: list[Scene], srcs: list[YamlNode]) -> list[Scene]:
+    """Give each scene no relation leads to, but whose `Back to X` relation names a reachable
+    scene X, the relation from X it evidently lost (game2-3-easy's shelf close-up has `Back
+    to the kitchen`, the kitchen nothing towards it, while game2-3 and game2-3-hard have it)."""
+    ids = {fold_name(s.name): s.index for s in scenes}
+    while True:
+        reached = {0}
+        frontier = [0]
+        while frontier:
+            for _label, dest in scenes[frontier.pop()].relations:
+                index = ids[fold_name(dest)]
+                if index not in reached:
+                    reached.add(index)
+                    frontier.append(index)
+        repaired = False
+        for scene in scenes:
+            if scene.index in reached:
+                continue
+            back = [
+                ids[fold_name(dest)]
+                for label, dest in scene.relations
+                if fold_name(label).startswith("back to") and ids[fold_name(dest)] in reached
+            ]
+            if len(back) != 1:
+                continue
+            parent = scenes[back[0]]
+            labels = {fold_name(label) for label, _ in parent.relations}
+            label = f"To the {scene.name}"
+            if fold_name(label) in labels:
+                label = scene.name
+            scenes[parent.index] = replace(
+                parent, relations=(*parent.relations, (label, scene.name))
+            )
+            srcs[scene.index].warn(
+                "unreachable-scene",
+                f"no relation leads to scene {scene.name!r}; added {label!r} to its `Back to` "
+                f"scene {parent.name!r}",
+            )
+            repaired = True
+            break
+        if not repaired:
+            return scenes
 
 
 def _list(parent: YamlNode, key: str) -> list[YamlNode]:
@@ -610,7 +725,7 @@ def _index_names(scene_srcs: list[YamlNode]) -> _Names:
             names.item_states.append(len(states))
         for entry in _list(src, "tools"):
             body = entry.mapping("a tool entry", TOOL_ENTRY_KEYS).require("tool", "a tool entry")
-            body.mapping("`tool`", TOOL_KEYS)
+            body.mapping("`tool`", TOOL_KEYS, TOOL_TOLERATED)
             n_src = body.require("name", "a tool")
             name = n_src.ident("the tool name")
             key = fold_name(name)
@@ -639,7 +754,7 @@ def _build_item(
     states = []
     n_states = names.item_states[index]
     for s_src in body.require("states", "").children("`states`"):
-        s_src.mapping("an item state", ITEM_STATE_KEYS)
+        s_src.mapping("an item state", ITEM_STATE_KEYS, ITEM_STATE_TOLERATED)
         transitions = []
         for t_src in _list(s_src, "transitions"):
             t_src.mapping("a transition", TRANSITION_KEYS)
@@ -648,8 +763,9 @@ def _build_item(
                 for e_src, parts in _entries(t_src.get("wait_for"), WAIT_KINDS, "wait_for")
             )
             triggers = tuple(
-                _trigger(e_src, parts, names, scene, index, name, n_states)
+                trig
                 for e_src, parts in _entries(t_src.get("trigger"), TRIGGER_OPS, "trigger")
+                if (trig := _trigger(e_src, parts, names, scene, index, name, n_states)) is not None
             )
             if not waits:
                 t_src.fail("a transition needs at least one `wait_for` entry")
@@ -663,10 +779,11 @@ def _build_item(
                 )
             )
             transitions_seen[0] += 1
+        _state_reward(s_src, transitions)
         states.append(
             ItemState(
                 desc=_opt_text(s_src, "desc") or "",
-                neg_reward=_opt_text(s_src, "neg_reward"),
+                neg_reward=_neg_reward(s_src),
                 transitions=tuple(transitions),
                 line=s_src.line,
             )
@@ -682,6 +799,37 @@ def _build_item(
         index=index,
         line=body.line,
     )
+
+
+def _state_reward(s_src: YamlNode, transitions: list[Transition]) -> None:
+    """EscapeBench's `reward` written on a state, one level out from its transition: the
+    reward of the state's last transition that has none (that transition's feedback)."""
+    src = s_src.get("reward")
+    if src is None:
+        return
+    text = src.text("`reward`")
+    for k in range(len(transitions) - 1, -1, -1):
+        if not transitions[k].reward:
+            transitions[k] = replace(transitions[k], reward=text)
+            src.warn(
+                "state-reward",
+                f"`reward` belongs to a transition, not a state: read as the reward of "
+                f"transitions[{k}]",
+            )
+            return
+    src.warn("state-reward", "`reward` on a state whose transitions all have one: ignored")
+
+
+def _neg_reward(s_src: YamlNode) -> str | None:
+    value = _opt_text(s_src, "neg_reward")
+    typo = s_src.get("neg_rewards")
+    if typo is None:
+        return value
+    if value is not None:
+        typo.warn("neg-rewards", "`neg_rewards` beside `neg_reward`: ignored")
+        return value
+    typo.warn("neg-rewards", "`neg_rewards` read as `neg_reward`")
+    return typo.text("`neg_rewards`")
 
 
 def _wait(src: YamlNode, parts: list[str], names: _Names) -> WaitFor:
@@ -719,7 +867,9 @@ def _trigger(
     owner: int,
     owner_name: str,
     owner_states: int,
-) -> Trigger:
+) -> Trigger | None:
+    """The trigger of one entry; None when it is skipped (a state index out of range, read
+    leniently)."""
     op = parts[0].lower()
     args = parts[1:]
     line = src.line
@@ -768,7 +918,11 @@ def _trigger(
             else (names.item_states[index] if kind == "item" else names.tool_states[index])
         )
         if not 0 <= value < count:
-            src.fail(f"state index {value} out of range: {name!r} has {count} states")
+            problem = f"state index {value} out of range: {name!r} has {count} states"
+            if value < 0:
+                src.fail(problem)
+            src.warn("state-out-of-range", f"{problem}; the trigger is skipped")
+            return None
     else:
         value = _flag(src, raw, f"the flag of {op}")
     return Trigger(op, kind, name, index, value, explicit, line)  # type: ignore[arg-type]
@@ -778,6 +932,9 @@ def _build_tool(entry: YamlNode, names: _Names, scene: int, index: int) -> Tool:
     body = entry.require("tool", "a tool entry")
     name = body.require("name", "a tool").name("the tool name")
     states = []
+    interactable = body.get("interactable")
+    if interactable is not None and body.warnings is not None:
+        interactable.warn("tool-interactable", "`interactable` on a tool: tools have none, ignored")
     for s_src in body.require("states", "").children("`states`"):
         s_src.mapping("a tool state", TOOL_STATE_KEYS)
         apply_to = tuple(_tool_refs(s_src, "apply_to", names, items_too=True))
