@@ -143,7 +143,7 @@ def why_not_offline(argv: list[str]) -> str | None:
         return "waits for a person (--agent human)"
     for flag in MODEL_FLAGS:
         for model in _flag_values(argv, flag):
-            if not model.startswith("scripted/") and model != "none":
+            if not model.startswith("scripted/") and model not in ("none", "scripted"):
                 return f"calls {model}"
     for role in _flag_values(argv, "--role"):
         model = role.partition("=")[2]
