@@ -30,5 +30,9 @@ Where each part lives:
   episodes).
 - `plots.py`: Figure 1(a) (success rate against log exploration error) and per-episode
   trajectory figures with err(t) (App. F).
+- `figures.py`: Figures 1(b), 4, 5 and 20 drawn from runs' records, and the numbers they plot
+  (exploration steps by episode progress, R² of success on log exploitation error).
+- `reproduce.py`, `data/published/`: `forkingpaths reproduce explore-exploit:ITEM` for Tables
+  2-3 and Figures 1(b), 4, 5, 20: the runs of each protocol (App. C.2) and the printed numbers.
 - `cli.py`: `forkingpaths griddag generate|score`, the generator and the metric as JSON commands.
 """

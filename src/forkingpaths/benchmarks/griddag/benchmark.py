@@ -16,6 +16,7 @@ from forkingpaths.benchmarks.griddag.env import GridDagEnv
 from forkingpaths.benchmarks.griddag.generator import generate_world
 from forkingpaths.benchmarks.griddag.metric import score_trajectory
 from forkingpaths.benchmarks.griddag.plots import write_compare_plots, write_report_plots
+from forkingpaths.benchmarks.griddag.reproduce import reproductions
 from forkingpaths.benchmarks.griddag.semantic import SEMANTIC_MAP_IDS, load_semantic_world
 from forkingpaths.benchmarks.griddag.world import BUDGET_ALPHA, World
 from forkingpaths.core.benchmark import (
@@ -29,6 +30,7 @@ from forkingpaths.core.benchmark import (
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.reproduce import Reproduction
 
 EXPLORATION_LEVELS = ("low", "medium", "high")
 DAG_LEVELS = ("easy", "medium", "hard")
@@ -228,6 +230,9 @@ class GridDagBenchmark(Benchmark):
 
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
         return write_compare_plots(summaries, out_dir)
+
+    def reproductions(self) -> list[Reproduction]:
+        return reproductions(self)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

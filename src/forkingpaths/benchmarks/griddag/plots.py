@@ -15,6 +15,7 @@ from forkingpaths.core.benchmark import PlotArtifact
 from forkingpaths.core.records import EpisodeRecord
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     # Annotation only: the benchmark imports this module to draw its report figures.
@@ -30,7 +31,7 @@ CASE_LABELS = {
 }
 
 
-def _figure(**kwargs: Any) -> Figure:
+def new_figure(**kwargs: Any) -> Figure:
     # The object-oriented API keeps figures off pyplot's global state (and needs no display).
     # matplotlib is heavy to import: deferred to the first figure, so scoring and running
     # episodes never load it.
@@ -43,31 +44,10 @@ def trajectory_figure(
     world: World, positions: Sequence[tuple[int, int]], score: TrajectoryScore, title: str
 ) -> Figure:
     """Map with obstacles, nodes, start and the path (errors marked), plus err(t) over time."""
-    fig = _figure(figsize=(10, 4.6), layout="constrained")
+    fig = new_figure(figsize=(10, 4.6), layout="constrained")
     ax_map, ax_err = fig.subplots(1, 2, width_ratios=[1, 1.4])
-    xs = [c[0] for c in world.cells]
-    ys = [c[1] for c in world.cells]
-    x0, x1, y0, y1 = min(xs) - 1, max(xs) + 1, min(ys) - 1, max(ys) + 1
-    ax_map.set_facecolor("#444444")
-    for x, y in world.cells:
-        ax_map.add_patch(_rect(x, y, "#f5f5f0"))
-    for node in world.nodes.values():
-        colour = "#2ca02c" if node.name == world.goal else "#8fbcd4"
-        ax_map.add_patch(_rect(node.pos[0], node.pos[1], colour))
-        ax_map.text(node.pos[0], node.pos[1], node.name, ha="center", va="center", fontsize=6)
-    ax_map.plot(*zip(*positions, strict=True), color="#6a3d9a", linewidth=1.2, alpha=0.8)
-    sx, sy = world.start
-    ax_map.plot([sx], [sy], marker="s", color="black", markersize=6, label="start")
     err_cells = [s.position for s in score.steps if s.err]
-    if err_cells:
-        ax_map.scatter(*zip(*err_cells, strict=True), color="red", s=14, zorder=3, label="error")
-    ax_map.set_xlim(x0 + 0.5, x1 - 0.5)
-    ax_map.set_ylim(y0 + 0.5, y1 - 0.5)
-    ax_map.set_aspect("equal")
-    ax_map.set_xticks([])
-    ax_map.set_yticks([])
-    ax_map.legend(loc="upper left", fontsize=7, framealpha=0.8)
-    ax_map.set_title(title, fontsize=9)
+    draw_map(ax_map, world, positions, err_cells, title)
 
     ts = [s.t for s in score.steps]
     for case, colour in CASE_COLOURS.items():
@@ -95,8 +75,46 @@ def trajectory_figure(
     return fig
 
 
+def draw_map(
+    ax: Axes,
+    world: World,
+    positions: Sequence[tuple[int, int]],
+    marked: Sequence[tuple[int, int]],
+    title: str,
+    *,
+    marked_label: str = "error",
+    marked_size: float = 14,
+) -> None:
+    """The map (cells, obstacles, nodes, start) with a path and marked cells on it."""
+    xs = [c[0] for c in world.cells]
+    ys = [c[1] for c in world.cells]
+    x0, x1, y0, y1 = min(xs) - 1, max(xs) + 1, min(ys) - 1, max(ys) + 1
+    ax.set_facecolor("#444444")
+    for x, y in world.cells:
+        ax.add_patch(_rect(x, y, "#f5f5f0"))
+    for node in world.nodes.values():
+        colour = "#2ca02c" if node.name == world.goal else "#8fbcd4"
+        ax.add_patch(_rect(node.pos[0], node.pos[1], colour))
+        ax.text(node.pos[0], node.pos[1], node.name, ha="center", va="center", fontsize=6)
+    ax.plot(*zip(*positions, strict=True), color="#6a3d9a", linewidth=1.2, alpha=0.8)
+    sx, sy = world.start
+    ax.plot([sx], [sy], marker="s", color="black", markersize=6, label="start")
+    if marked:
+        ax.scatter(
+            *zip(*marked, strict=True), color="red", s=marked_size, zorder=3, label=marked_label
+        )
+    ax.set_xlim(x0 + 0.5, x1 - 0.5)
+    ax.set_ylim(y0 + 0.5, y1 - 0.5)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    # Below the map: inside, the legend would hide the cells of a small map.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=7, frameon=False)
+    ax.set_title(title, fontsize=9)
+
+
 def _rect(x: int, y: int, colour: str) -> Any:
-    from matplotlib.patches import Rectangle  # heavy: deferred like `_figure`'s import
+    from matplotlib.patches import Rectangle  # heavy: deferred like `new_figure`'s import
 
     return Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=colour, edgecolor="#cccccc", lw=0.3)
 
@@ -110,7 +128,7 @@ def success_vs_log_error_figure(
 ) -> Figure:
     """Figure 1(a): success rate against log exploration error, one point per label, with the
     least-squares line and R^2 when there are at least three points."""
-    fig = _figure(figsize=(5.5, 4.2), layout="constrained")
+    fig = new_figure(figsize=(5.5, 4.2), layout="constrained")
     ax = fig.subplots()
     usable = [(lbl, s, math.log(e)) for lbl, s, e in points if e is not None and e > 0]
     for label, success, log_err in usable:
