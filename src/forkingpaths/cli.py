@@ -559,11 +559,10 @@ def _print_reproductions(console: Console, paper: str | None) -> None:
     rows = []
     for entry in list_reproductions(paper):
         repro = entry.reproduction
-        needs = ", ".join(f"--input {n}=PATH" for n in repro.inputs)
-        rows.append([repro.key, repro.kind, repro.title, repro.description, needs])
-    _print_table(
-        console, "Reproductions", ["PAPER:ITEM", "kind", "as printed", "protocol", "needs"], rows
-    )
+        needs = " ".join(f"--input {n}=PATH" for n in repro.inputs)
+        protocol = f"{repro.description} (needs {needs})" if needs else repro.description
+        rows.append([repro.key, repro.title, protocol])
+    _print_table(console, "Reproductions", ["PAPER:ITEM", "as printed", "protocol"], rows)
 
 
 def _exit_on_errors(results: list[RunResult]) -> None:
