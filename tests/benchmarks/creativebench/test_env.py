@@ -59,6 +59,7 @@ async def test_an_explore_episode_is_one_step_per_level_and_the_judge_calls_are_
         "initial_info": {
             "subset": "explore",
             "embedding": "none",
+            "sandbox_python": services.python,
             "judge": "fake/model",
             "judge_is_solver": False,
         },

@@ -340,3 +340,44 @@ def test_evolve_keeps_instances_out_of_training(
             str(tmp_path / "x.json"), "--split", "explore", "--train", str(count)]  # fmt: skip
     code, _out, err = run_cli(args, capsys)
     assert code != 0 and "keep at least one" in " ".join(err.split())
+
+
+def test_the_mutator_is_its_own_role_and_defaults_to_the_solver(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["creativebench", "evolve", "--model", "scripted/creative-solver", "--split",
+            "combo", "--train", "1", "--generations", "1", "--islands", "1",
+            "--population", "1"]  # fmt: skip
+    own, other = tmp_path / "own.json", tmp_path / "other.json"
+    code, _out, err = run_cli([*base, "--out", str(own)], capsys)
+    assert code == 0, err
+    code, _out, err = run_cli(
+        [*base, "--out", str(other), "--role", "mutator=scripted/constraint-judge"], capsys
+    )
+    assert code == 0, err
+    mine, theirs = json.loads(own.read_text()), json.loads(other.read_text())
+    assert (mine["settings"]["mutator"], mine["settings"]["solver"]) == (
+        "scripted/creative-solver",
+        "scripted/creative-solver",
+    )
+    assert theirs["settings"]["mutator"] == "scripted/constraint-judge"
+    assert {c["model"] for c in theirs["calls"]} == {"scripted/constraint-judge"}
+    assert {c["purpose"] for c in theirs["calls"]} == {"mutate"}
+    assert "mutator" in CreativeBenchmark.model_roles
+    assert "mutator" in CreativeBenchmark.roles_default_to_agent
+
+
+@pytest.mark.parametrize(
+    ("role", "message"),
+    [
+        ("mutator", "--role: expected ROLE=MODEL, got 'mutator'"),
+        ("critic=scripted/x", "--role critic: evolve has no such role; its roles: judge, mutator"),
+    ],
+)
+def test_a_bad_evolve_role_gets_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], role: str, message: str
+) -> None:
+    args = ["creativebench", "evolve", "--model", "scripted/creative-solver", "--out",
+            str(tmp_path / "x.json"), "--role", role]  # fmt: skip
+    code, _out, err = run_cli(args, capsys)
+    assert code == 2 and message in " ".join(err.split())

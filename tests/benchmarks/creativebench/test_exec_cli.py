@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from tests.doubles import run_cli
 
+from forkingpaths.benchmarks.creativebench.sandbox import sandbox_python
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
 SOLUTION = "def add(x, y):\n    return x + y\n"
@@ -33,7 +35,10 @@ def test_a_pass_exits_0_and_says_the_tests_were_appended(
     assert code == 0, err
     verdict, appended = out.splitlines()
     assert re.fullmatch(r"PASSED \((bwrap|namespaces|rlimits), \d+\.\d{3} s\)", verdict)
-    assert appended == f"ran {solution} with {tests} appended to it, as one program (__main__)"
+    assert appended == (
+        f"ran {solution} with {tests} appended to it, as one program (__main__), under "
+        f"{sandbox_python()}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,7 +64,8 @@ def test_any_other_verdict_exits_1(
     lines = out.splitlines()
     assert lines[0].startswith(f"{verdict} (")
     assert lines[1] == (
-        f"ran {solution_file} with {tests_file} appended to it, as one program (__main__)"
+        f"ran {solution_file} with {tests_file} appended to it, as one program (__main__), "
+        f"under {sandbox_python()}"
     )
     code, out, _err = run_cli([*args, "--json"], capsys)
     assert code == 1

@@ -349,8 +349,16 @@ def test_exec_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     solution.write_text("def sq(x):\n    return x * x\n")
     tests.write_text("assert sq(3) == 9\nprint('fine')\n")
     result = exec_json(solution, tests, 5.0)
-    assert set(result) == {"verdict", "isolation", "duration_s", "stdout_tail", "stderr_tail"}
+    assert set(result) == {
+        "verdict",
+        "isolation",
+        "duration_s",
+        "stdout_tail",
+        "stderr_tail",
+        "python",
+    }
     assert (result["verdict"], result["stdout_tail"]) == ("PASSED", "fine\n")
+    assert result["python"] == sys.executable
     json.dumps(result)
     with pytest.raises(InvalidFile, match=r"missing\.py"):
         exec_json(tmp_path / "missing.py", tests, None)
@@ -406,6 +414,7 @@ def test_to_json_has_the_contract_fields() -> None:
         "duration_s": 0.5,
         "stdout_tail": "out",
         "stderr_tail": "err",
+        "python": "",
     }
 
 

@@ -16,7 +16,8 @@ against is `docs/dev/creativebench.md`. Where each part of the paper lives:
   temperature 0.1 of App. B.2, the aggregates of Table 3).
 - §4.2 Quality, "executed and validated inside a sandbox": `sandbox.py`, `sandbox_worker.py`
   (isolated warm workers and their verdicts) and `serve.py` (an AutoCodeBench-style /submit
-  service).
+  service); `references.py` runs a task file's reference solutions against their own tests
+  (`import --check`).
 - §4.2 Novelty, Eq. 3-5: `novelty.py` (embedding distance + canonical character 4-gram
   distance, with App. F's canonicalisation; offline and CodeXEmbed-style embedding backends).
 - §4.2 constraint compliance, App. B.1 (the judge of Table 10) and App. N (Table 21):
@@ -30,6 +31,8 @@ against is `docs/dev/creativebench.md`. Where each part of the paper lives:
 - §4.1 and App. E.3 (the evolutionary baselines, AlphaEvolve-style island search and GEPA over
   the solver prompt): `evolve.py`, `evolve_prompts.py`.
 - §4.3 and App. I (EvoRePE, the creativity steering vector): `evorepe.py`.
+- Table 3 as a reproduction (`forkingpaths reproduce creativebench:table3`): `reproduce.py`
+  and `data/published/table3.yaml`.
 - `cli.py`: `forkingpaths creativebench ...` (import, exec, serve, novelty, robustness, ttest,
   build-combo, build-explore, evolve, evorepe-vector).
 """

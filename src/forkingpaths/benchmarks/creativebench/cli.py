@@ -35,7 +35,13 @@ from forkingpaths.benchmarks.creativebench.metrics import (
     robustness_report,
 )
 from forkingpaths.benchmarks.creativebench.novelty import make_embedding_backend, novelty
-from forkingpaths.benchmarks.creativebench.sandbox import Sandbox, exec_json
+from forkingpaths.benchmarks.creativebench.references import check_references
+from forkingpaths.benchmarks.creativebench.sandbox import (
+    DEFAULT_MEMORY_MB,
+    Limits,
+    Sandbox,
+    exec_json,
+)
 from forkingpaths.benchmarks.creativebench.tasks import import_report
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, ModelOptions
@@ -60,22 +66,75 @@ def _read(path: Path) -> str:
         raise ConfigError(f"{path}: not UTF-8 text") from None
 
 
+PythonOption = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="interpreter programs run under (default: $FORKINGPATHS_SANDBOX_PYTHON, else "
+        ".sandbox-venv/bin/python, else this one)",
+    ),
+]
+MemoryOption = Annotated[
+    int, typer.Option("--memory-mb", help="address-space limit per execution (MB, >= 64)")
+]
+
+
+def _check_limits(timeout: float | None, memory_mb: int) -> None:
+    if timeout is not None and (not math.isfinite(timeout) or timeout <= 0):
+        raise ConfigError(f"--timeout: expected seconds > 0, got {timeout}")
+    if memory_mb < 64:
+        raise ConfigError(f"--memory-mb: expected a whole number >= 64, got {memory_mb}")
+
+
 @app.command("import")
 def import_cmd(
     path: Annotated[Path, typer.Argument(help="a JSONL file of Explore or Combo rows")],
     as_json: Annotated[bool, typer.Option("--json", help="print the JSON report")] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="also run every valid row's reference solution against its tests in the sandbox",
+        ),
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="--check: seconds per execution")] = 10.0,
+    memory_mb: MemoryOption = DEFAULT_MEMORY_MB,
+    python: PythonOption = None,
+    workers: Annotated[int | None, typer.Option(help="--check: sandbox workers")] = None,
 ) -> None:
-    """Validate a task file (the paper's release format or ours); bad rows by line and field."""
+    """Validate a task file (the paper's release format or ours); bad rows by line and field.
+    With --check, run each row's reference solution and say how many pass (exit 1 if any
+    fails)."""
     if not path.exists():
         raise ConfigError(f"{path}: no such file")
+    _check_limits(timeout, memory_mb)
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers: expected a whole number >= 1, got {workers}")
     report = import_report(path)
+    if check:
+
+        async def run_checks() -> dict[str, Any]:
+            limits = Limits(wall_s=timeout, cpu_s=timeout, memory_mb=memory_mb)
+            async with Sandbox(limits=limits, python=python, workers=workers) as sandbox:
+                return await check_references(path, sandbox)
+
+        report["check"] = asyncio.run(run_checks())
     if as_json:
         typer.echo(json.dumps(report))
-        return
-    typer.echo(f"{report['kind']}: {report['rows']} valid row(s)")
-    for error in report["errors"]:
-        typer.echo(f"error: {error}")
-    if report["errors"]:
+    else:
+        typer.echo(f"{report['kind']}: {report['rows']} valid row(s)")
+        for error in report["errors"]:
+            typer.echo(f"error: {error}")
+        if check:
+            done = report["check"]
+            typer.echo(
+                f"{done['passed']} of {done['rows']} reference solutions pass their tests "
+                f"({done['python']}, {done['isolation']}, {done['timeout_s']:g} s, "
+                f"{done['memory_mb']} MB)"
+            )
+            for row in done["failed"]:
+                typer.echo(f"fails: {row['row']}: {row['verdict']}: {row['detail'].strip()}")
+    if report["errors"] or (check and report["check"]["failed"]):
         raise typer.Exit(1)
 
 
@@ -86,21 +145,25 @@ def exec_cmd(
         Path, typer.Option(help="the test file, appended to the solution (run as __main__)")
     ],
     timeout: Annotated[float | None, typer.Option(help="seconds (default 10)")] = None,
+    memory_mb: MemoryOption = DEFAULT_MEMORY_MB,
+    python: PythonOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Run SOLUTION with TESTS appended to it, as one program, in the sandbox and print the
-    verdict; exit 1 unless it is PASSED (2 for bad input)."""
+    verdict (and the interpreter it ran under); exit 1 unless it is PASSED (2 for bad input)."""
     for given in (solution, tests):
         if not given.exists():
             raise ConfigError(f"{given}: no such file")
-    if timeout is not None and (not math.isfinite(timeout) or timeout <= 0):
-        raise ConfigError(f"--timeout: expected seconds > 0, got {timeout}")
-    result = exec_json(solution, tests, timeout)
+    _check_limits(timeout, memory_mb)
+    result = exec_json(solution, tests, timeout, memory_mb=memory_mb, python=python)
     if as_json:
         typer.echo(json.dumps(result))
     else:
         typer.echo(f"{result['verdict']} ({result['isolation']}, {result['duration_s']:.3f} s)")
-        typer.echo(f"ran {solution} with {tests} appended to it, as one program (__main__)")
+        typer.echo(
+            f"ran {solution} with {tests} appended to it, as one program (__main__), under "
+            f"{result['python']}"
+        )
         for key in ("stdout_tail", "stderr_tail"):
             if result[key]:
                 typer.echo(f"{key}:\n{result[key]}")
@@ -466,9 +529,30 @@ def build_explore_cmd(
     typer.echo(json.dumps(report.model_dump(mode="json")))
 
 
+EVOLVE_ROLES = ("judge", "mutator")
+
+
+def _evolve_roles(given: list[str]) -> dict[str, str]:
+    """`--role ROLE=MODEL` of `evolve`, checked: known roles, each once, a model named."""
+    roles: dict[str, str] = {}
+    for item in given:
+        name, sep, model = item.partition("=")
+        name, model = name.strip(), model.strip()
+        if not sep or not model:
+            raise ConfigError(f"--role: expected ROLE=MODEL, got {item!r}")
+        if name not in EVOLVE_ROLES:
+            raise ConfigError(
+                f"--role {name}: evolve has no such role; its roles: {', '.join(EVOLVE_ROLES)}"
+            )
+        if name in roles:
+            raise ConfigError(f"--role {name}: given twice")
+        roles[name] = model
+    return roles
+
+
 @app.command("evolve")
 def evolve_cmd(
-    model: Annotated[str, typer.Option(help="solver and mutation model id")],
+    model: Annotated[str, typer.Option(help="solver model id (and, by default, the mutator)")],
     out: Annotated[Path, typer.Option(help="where the evolved prompt JSON goes")],
     method: Annotated[str, typer.Option(help="island (AlphaEvolve-style) | gepa")] = "island",
     split: Annotated[str, typer.Option(help="combo | explore: the training tasks")] = "combo",
@@ -491,7 +575,16 @@ def evolve_cmd(
         ),
     ] = 3.0,
     judge: Annotated[
-        str | None, typer.Option(help="constraint judge model (explore; default: --model)")
+        str | None,
+        typer.Option(help="constraint judge model (explore; default: --model); = --role judge="),
+    ] = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--role",
+            help="ROLE=MODEL: mutator (the model that rewrites and reflects on prompts, §4.1; "
+            "default: --model) or judge (default: --model)",
+        ),
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
     api_key_env: Annotated[str | None, typer.Option(help="env var with the key")] = None,
@@ -499,6 +592,9 @@ def evolve_cmd(
     """Optimise the solver prompt on training tasks (fitness: creativity), then evaluate it with
     `forkingpaths run creativebench --agent prompt -a prompt_file=OUT --instances ...` on the
     instances it did not train on.
+
+    The mutator role (`--role mutator=MODEL`) rewrites the prompts (island) or reflects on
+    them (GEPA); it defaults to `--model`, as in the paper where one model does both.
 
     The training split is the LAST `--train` instances of `--split`; the evaluation split is the
     rest, disjoint from it: the command prints the evaluation command with those ids, and the
@@ -510,10 +606,15 @@ def evolve_cmd(
         raise ConfigError(f"--train must be >= 1, got {train}")
     if split not in ("combo", "explore"):
         raise ConfigError(f"--split: expected combo or explore, got {split!r}")
+    roles = _evolve_roles(role or [])
+    if judge:
+        roles.setdefault("judge", judge)
+    judge, mutator = roles.get("judge"), roles.get("mutator")
     options = _model_options(base_url, api_key_env)
     check_model_access(model, options)
-    if judge:
-        check_model_access(judge, options)
+    for other in (judge, mutator):
+        if other:
+            check_model_access(other, options)
 
     bench = CreativeBenchmark()
     pool = bench.instances(split)
@@ -529,6 +630,8 @@ def evolve_cmd(
         chat = make_model(model, options, runtime)
         # As in the benchmark: the judge role defaults to the solver's own model.
         judge_model = make_model(judge, options, runtime) if judge else chat
+        # The mutation model of §4.1 is its own role; the solver's model when not given.
+        mutator_model = make_model(mutator, options, runtime) if mutator else chat
         try:
 
             async def fitness(prompt: str) -> list[float]:
@@ -536,7 +639,7 @@ def evolve_cmd(
 
             if method == "island":
                 result = await island_search(
-                    chat,
+                    mutator_model,
                     instances,
                     fitness,
                     islands=islands,
@@ -546,7 +649,12 @@ def evolve_cmd(
                 )
             else:
                 result = await gepa_search(
-                    chat, instances, fitness, budget=budget, perfect_score=perfect_score, out=out
+                    mutator_model,
+                    instances,
+                    fitness,
+                    budget=budget,
+                    perfect_score=perfect_score,
+                    out=out,
                 )
             result.settings.update(
                 {
@@ -554,6 +662,8 @@ def evolve_cmd(
                     "train_instances": [i.id for i in instances],
                     "eval_instances": [i.id for i in held_out],
                     "judge": judge_model.name,
+                    "solver": chat.name,
+                    "mutator": mutator_model.name,
                 }
             )
             result.write(out)
@@ -565,7 +675,7 @@ def evolve_cmd(
                 + ",".join(i.id for i in held_out)
             )
         finally:
-            await close_models((chat, judge_model))
+            await close_models((chat, judge_model, mutator_model))
             await bench.aclose()
 
     asyncio.run(main())

@@ -17,7 +17,14 @@ from forkingpaths.benchmarks.creativebench.novelty import (
     NoveltyScore,
     make_embedding_backend,
 )
-from forkingpaths.benchmarks.creativebench.sandbox import ExecResult, Limits, Sandbox, Verdict
+from forkingpaths.benchmarks.creativebench.sandbox import (
+    DEFAULT_MEMORY_MB,
+    ExecResult,
+    Limits,
+    Sandbox,
+    Verdict,
+    sandbox_python,
+)
 from forkingpaths.benchmarks.creativebench.tasks import ComboTask, ExploreTask
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env, Observation, Step
@@ -29,8 +36,8 @@ log = logging.getLogger(__name__)
 SUBSETS = ("combo", "explore")
 """The two kinds of task (§3.2 Combo, §3.3 Explore)."""
 
-DEFAULT_EMBEDDING = "ast-tfidf"
-"""Novelty's embedding backend by default (offline; `novelty.py`)."""
+DEFAULT_EMBEDDING = "ast-tfidf-calibrated"
+"""Novelty's embedding backend by default (offline, on CodeXEmbed's scale; `novelty.py`)."""
 
 DEFAULT_TIMEOUT_S = 10.0
 """Sandbox seconds per execution (wall and CPU) by default."""
@@ -60,9 +67,16 @@ class Services:
         workers: int | None = None,
         embedding: str = DEFAULT_EMBEDDING,
         embedding_base_url: str | None = None,
+        memory_mb: int = DEFAULT_MEMORY_MB,
+        python: str | None = None,
     ) -> None:
         self.timeout = timeout
         """Sandbox seconds per execution."""
+        self.memory_mb = memory_mb
+        """Sandbox address-space limit per execution (MB)."""
+        self._python = python
+        """The interpreter programs run under (None: `sandbox.sandbox_python()`, resolved once
+        the first episode starts)."""
         self.workers = workers
         """Sandbox pool size (None: one per core)."""
         self.embedding = embedding
@@ -78,9 +92,19 @@ class Services:
         loop = asyncio.get_running_loop()
         sandbox = self._sandboxes.get(loop)
         if sandbox is None:
-            limits = Limits(wall_s=self.timeout, cpu_s=self.timeout)
-            sandbox = self._sandboxes[loop] = Sandbox(workers=self.workers, limits=limits)
+            limits = Limits(wall_s=self.timeout, cpu_s=self.timeout, memory_mb=self.memory_mb)
+            sandbox = self._sandboxes[loop] = Sandbox(
+                workers=self.workers, limits=limits, python=self.python
+            )
         return sandbox
+
+    @property
+    def python(self) -> str:
+        """The sandbox interpreter (the option, else $FORKINGPATHS_SANDBOX_PYTHON, else
+        .sandbox-venv, else this interpreter), as every episode record names it."""
+        if self._python is None:
+            self._python = sandbox_python()
+        return self._python
 
     def embedding_backend(self) -> EmbeddingBackend | None:
         """The backend of Eq. 3's embedding term (None: the 4-gram term alone)."""
@@ -219,6 +243,7 @@ class CreativeEnv(Env):
         initial_info = {
             "subset": self.subset,
             "embedding": self.services.embedding,
+            "sandbox_python": self.services.python,
             "judge": self.judge.name if self.judge is not None else NO_JUDGE,
             "judge_is_solver": own,
         }

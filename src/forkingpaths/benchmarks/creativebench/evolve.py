@@ -10,8 +10,23 @@ supplies, and the best instruction is written as JSON
 
 `evaluate(prompt)` returns the fitness, or the per-task creativity list aligned with `tasks`
 (its mean is the fitness; GEPA's per-instance Pareto front uses the list). Each distinct prompt
-is evaluated once per search. Mutation and reflection calls go to `model`; every call is kept
-as a ModelCallRecord (`purpose="mutate"` or `"reflect"`).
+is evaluated once per search. Mutation and reflection calls go to `model` (the `mutator` role
+of `creativebench evolve --role mutator=M`, the solver's model when not given); every call is
+kept as a ModelCallRecord (`purpose="mutate"` or `"reflect"`).
+
+What the island search is NOT (it is a compact stand-in for OpenEvolve, not a port). OpenEvolve
+has, and `island_search` lacks:
+- an archive: OpenEvolve keeps a MAP-Elites grid of feature cells plus an elite archive across
+  islands; here each island is a plain list truncated to its best `population` members;
+- elite / explore / exploit ratios (`elite_selection_ratio`, `exploration_ratio`,
+  `exploitation_ratio`) choosing where a parent and its inspirations come from; here a parent
+  is a tournament of two within its island, and its context is the island's other members;
+- deduplication beyond exact text: OpenEvolve rejects near-duplicates by code similarity; here
+  only a child identical to a member (or empty) is dropped;
+- diff evolution: OpenEvolve asks for SEARCH/REPLACE diffs of the parent (`diff_based_evolution`);
+  here the model rewrites the whole instruction every time.
+Migration (a ring, every `migration_interval` generations) and elitism per island are the parts
+it shares with OpenEvolve.
 
 Budgets default to laptop scale (the paper's: OpenEvolve with 5 islands, population 1000,
 10000 iterations; GEPA with 150 metric calls).

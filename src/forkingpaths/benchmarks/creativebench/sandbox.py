@@ -85,7 +85,16 @@ PYTHON_ENV = "FORKINGPATHS_SANDBOX_PYTHON"
 """Environment variable naming the interpreter that runs programs."""
 
 SANDBOX_VENV = ".sandbox-venv"
-"""The virtual environment `scripts/make_sandbox_env.sh` makes (numpy, pandas, scikit-learn ...)."""
+"""The virtual environment `scripts/make_sandbox_env.sh` makes: what the paper's rows import
+(numpy < 2.4, scipy, pandas, scikit-learn, beautifulsoup4, pillow, requests, pytest)."""
+
+RELEASE_TIMEOUT_S = 30.0
+"""Seconds per execution the paper's release asks its sandbox for (`request_extensions` timeout
+30 at every call site of CreativeGen and evaluation/)."""
+
+DEFAULT_MEMORY_MB = 2048
+"""Address-space limit of a job by default. The paper's sandbox states none, but its release rows
+passed it: problem_152 L4-L6 build a 10-million-entry dict (about 1.3 GB), refused under 1024 MB."""
 
 WORKER_START_S = 30.0
 """Longest wait for a worker to announce itself."""
@@ -125,7 +134,7 @@ class Limits:
 
     wall_s: float = 10.0
     cpu_s: float = 10.0
-    memory_mb: int = 1024
+    memory_mb: int = DEFAULT_MEMORY_MB
     file_mb: int = 16
     nproc: int = 32
     output_bytes: int = 65536
@@ -158,6 +167,8 @@ class ExecResult:
     stdout_tail: str
     stderr_tail: str
     detail: str
+    python: str = ""
+    """The interpreter the program ran under (`sandbox_python()` or the Sandbox's `python`)."""
 
     def to_json(self) -> dict:
         return {
@@ -166,6 +177,7 @@ class ExecResult:
             "duration_s": self.duration_s,
             "stdout_tail": self.stdout_tail,
             "stderr_tail": self.stderr_tail,
+            "python": self.python,
         }
 
 
@@ -590,6 +602,7 @@ class Sandbox:
                 stderr_tail="",
                 detail="the sandbox worker died or hung during the job (a program that kills "
                 "its parent ends here); it is replaced for the next job",
+                python=self.python,
             )
         return ExecResult(
             verdict=Verdict(reply["verdict"]),
@@ -598,6 +611,7 @@ class Sandbox:
             stdout_tail=str(reply["stdout_tail"]),
             stderr_tail=str(reply["stderr_tail"]),
             detail=str(reply["detail"]),
+            python=self.python,
         )
 
     async def aclose(self) -> None:
@@ -622,7 +636,14 @@ def run_once(source: str, tests: str, **kwargs: Any) -> ExecResult:
     return asyncio.run(go())
 
 
-def exec_json(solution: Path, tests: Path, timeout: float | None) -> dict:
+def exec_json(
+    solution: Path,
+    tests: Path,
+    timeout: float | None,
+    *,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    python: str | None = None,
+) -> dict:
     """`forkingpaths creativebench exec SOLUTION --tests TESTS --json`: the result as JSON."""
     texts = []
     for role, path in (("solution", solution), ("tests", tests)):
@@ -632,4 +653,5 @@ def exec_json(solution: Path, tests: Path, timeout: float | None) -> dict:
             raise InvalidFile(f"{path}: {role} file not found") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidFile(f"{path}: {role} file unreadable: {exc}") from None
-    return run_once(texts[0], texts[1], timeout=timeout).to_json()
+    limits = Limits(memory_mb=memory_mb)
+    return run_once(texts[0], texts[1], timeout=timeout, limits=limits, python=python).to_json()
