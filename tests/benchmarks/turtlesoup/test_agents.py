@@ -45,6 +45,7 @@ from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.registry import make_benchmark
 from forkingpaths.models.cache import cache_key
 from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
@@ -455,8 +456,11 @@ async def test_each_genre_vote_is_sampled_with_its_own_seed() -> None:
     votes = [params for kind, params in model.requests if kind == "genre"]
     assert [(p.temperature, p.seed) for p in votes] == [(0.7, 1), (0.7, 2), (0.7, 3)]
     assert votes == list(GENRE_VOTE_PARAMS)
-    # Every other call keeps the agent's own (run) parameters.
-    assert all(p == ModelParams() for kind, p in model.requests if kind != "genre")
+    # Every other call carries the paper's seed 42 (App. D.1), and only that field: the run's
+    # temperature and the rest still apply.
+    others = [p for kind, p in model.requests if kind != "genre"]
+    assert others and all(p == ModelParams(seed=42) for p in others)
+    assert all(p.model_fields_set == {"seed"} for p in others)
     # Three different response-cache keys for one prompt: no vote is a copy of another.
     message = [Message(role="user", content=all_prompts("en")["genre"])]
     keys = {cache_key("m", None, message, p) for p in GENRE_VOTE_PARAMS}
@@ -464,6 +468,23 @@ async def test_each_genre_vote_is_sampled_with_its_own_seed() -> None:
     (check,) = agent.meta.checks
     assert check.settings == tuple({"temperature": 0.7, "seed": s} for s in (1, 2, 3))
     assert "(temperature 0.7, seeds 1/2/3)" in decisions[5].thought
+
+
+@pytest.mark.parametrize(
+    ("options", "seed"), [({}, 42), ({"model_seed": 7}, 7), ({"model_seed": None}, None)]
+)
+async def test_every_agent_call_carries_the_benchmark_seed(
+    options: dict[str, object], seed: int | None
+) -> None:
+    bench = make_benchmark("turtlesoup", **options)
+    for agent_name in ("mosaic", "baseline"):
+        model = ParamsModel()
+        agent = bench.make_agent(agent_name, model, {})
+        await play(agent, 6)
+        non_votes = [p for kind, p in model.requests if kind != "genre"]
+        assert non_votes and {p.seed for p in non_votes} == {seed}
+        # No seed: the field is left unset, so a run's own ModelParams seed applies.
+        assert all(("seed" in p.model_fields_set) == (seed is not None) for p in non_votes)
 
 
 async def test_genre_votes_can_disagree() -> None:

@@ -131,6 +131,30 @@ async def test_offline_env_refuses_bad_questions_and_moves_to_the_summary_at_the
         await env.astep("Once more?")
 
 
+@pytest.mark.parametrize(("options", "seed"), [({}, 42), ({"model_seed": None}, None)])
+async def test_responder_and_judge_calls_carry_the_model_seed(
+    options: dict[str, object], seed: int | None
+) -> None:
+    bench = TurtleSoupBenchmark(max_turns=5, **options)
+    roles = {"responder": scripted("turtlesoup-responder"), "judge": scripted("turtlesoup-judge")}
+    env = bench.make_env(bench.instance("clever_logic-03-en"), roles)  # type: ignore[arg-type]
+    env.reset()
+    asked = await env.astep("Did Tomasz listen to live radio commentary through an earphone?")
+    await env.astep(SOLVE_COMMAND)
+    end = await env.astep("Tomasz heard each penalty on the radio before the delayed stream.")
+    calls = [*asked.calls, *end.calls]
+    assert {c.purpose for c in calls} >= {"respond", "key_clue", "conclusion"}
+    assert {(c.params.temperature, c.params.seed) for c in calls if c.params} == {(0.0, seed)}
+    assert all(c.params is not None for c in calls)
+
+
+def test_model_seed_option_is_checked() -> None:
+    with pytest.raises(ConfigError, match="model_seed"):
+        TurtleSoupBenchmark(model_seed=-1)
+    with pytest.raises(ConfigError, match="model_seed"):
+        TurtleSoupBenchmark(model_seed="42")
+
+
 async def test_env_plays_the_protocol_with_its_role_models() -> None:
     bench = TurtleSoupBenchmark(max_turns=5)
     instance = bench.instance("clever_logic-03-en")
@@ -261,7 +285,14 @@ def test_import_json_contract_and_run_on_imported_puzzles(
     code, out, err = run_cli(["turtlesoup", "import", str(release), "--json"], capsys)
     assert code == 0, err
     report = json.loads(out)
-    assert list(report) == ["puzzles", "languages", "categories", "errors"]
+    assert list(report) == [
+        "puzzles",
+        "languages",
+        "categories",
+        "errors",
+        "warnings",
+        "warning_kinds",
+    ]
     assert report["puzzles"] > 0 and set(report["languages"]) <= {"en", "zh"}
     code, out, err = run_cli(
         ["run", "turtlesoup", "--puzzles", str(release), "--agent", "mosaic", "--model",

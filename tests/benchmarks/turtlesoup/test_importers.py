@@ -15,12 +15,13 @@ from forkingpaths.benchmarks.turtlesoup.importers import (
     LabelledGuess,
     import_report,
     load_corpus,
+    load_corpus_problems,
     load_turtlebench_cases,
     normalize_case_label,
     parse_tips,
     write_corpus,
 )
-from forkingpaths.benchmarks.turtlesoup.puzzles import UNCATEGORIZED, Puzzle
+from forkingpaths.benchmarks.turtlesoup.puzzles import UNCATEGORIZED, Puzzle, PuzzleWarning
 from forkingpaths.core.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -102,7 +103,7 @@ def test_release_tips_given_as_one_string_lose_their_list_markers() -> None:
         ("1) a\n\n(2) b\n3、c\n* d", ("a", "b", "c", "d"), None),
         (None, (), None),
         ({"a": 1}, (), "expected a list of strings"),
-        (["a", 2], (), "expected a list of strings"),
+        (["a", 2], ("a",), "1 item(s) not text left out: [2]"),
     ],
 )
 def test_parse_tips(tips: object, clues: tuple[str, ...], problem: str | None) -> None:
@@ -131,15 +132,16 @@ def test_language_option_still_checks_the_clue_counts_against_the_other_language
     dump(en_file, stories)
     zh_file = release / "zh" / "crime-thriller.json"
     for language, here, there in (("zh", zh_file, en_file), ("en", en_file, zh_file)):
-        puzzles, errors = load_corpus(release, language=language)
+        puzzles, problems = load_corpus_problems(release, language=language)
         assert sorted(p.id for p in puzzles) == [
             f"crime_thriller-01-{language}",
+            f"crime_thriller-02-{language}",
             f"supernatural-01-{language}",
         ]
-        assert len(errors) == 1
-        # The error names the story of the language imported, and the other one it disagrees with.
-        assert str(errors[0]).startswith(f"{here}#1: tips: mismatched languages: ")
-        assert f"{there}#1 has" in errors[0].message
+        assert len(problems) == 1 and isinstance(problems[0], PuzzleWarning)
+        # The warning names the story of the language imported, and the other one it differs from.
+        assert str(problems[0]).startswith(f"{here}#1: tips: mismatched languages: ")
+        assert f"{there}#1 has" in problems[0].message
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -152,15 +154,16 @@ def test_a_language_folder_imported_alone_is_checked_against_its_language(
     other = "zh" if language == "en" else "en"
     (release / "en" / "crime_thriller.json").replace(release / "en" / "mind_game.json")
     (release / "zh" / "crime-thriller.json").replace(release / "zh" / "mind_game.json")
-    # A story of the other language filed in this folder: refused, as in a full import.
+    # A story of the other language filed in this folder: a warning, loaded as filed.
     foreign = json.loads((release / other / "mind_game.json").read_text("utf-8"))
     dump(release / language / "original.json", foreign[:1])
-    puzzles, errors = load_corpus(release / language)
-    assert "original-01-" + other not in {p.id for p in puzzles}
-    assert [(Path(e.file).name, e.index, e.field) for e in errors] == [
-        ("original.json", 0, "language")
+    puzzles, problems = load_corpus_problems(release / language)
+    assert f"original-01-{language}" in {p.id for p in puzzles}
+    assert [(Path(e.file).name, e.index, e.field, e.kind) for e in problems] == [  # type: ignore[attr-defined]
+        ("original.json", 0, "language", "language")
     ]
-    assert f"filed under {language}/ but the text reads as {other}" in errors[0].message
+    said = f"filed under {language}/ but the text reads as {other}; loaded as {language}"
+    assert said in problems[0].message
 
 
 def test_a_single_release_file_takes_its_language_from_its_directory() -> None:
@@ -211,17 +214,8 @@ def test_bad_json_file_is_refused_whole_and_the_rest_loads(tmp_path: Path) -> No
         (story(tips=[]), "tips", "empty clue library"),
         (story(tips=None), "tips", "missing"),
         (story(tips="  \n  "), "tips", "empty clue library"),
-        (story(tips=[1, 2]), "tips", "expected a list of strings"),
+        (story(tips=[1, 2]), "tips", "empty clue library"),
         ("a bare string", "", "expected an object"),
-        (
-            {
-                **story(),
-                "surface": "教堂的钟中午没有响。",
-                "bottom": "钟声代表宵禁，它的沉默意味着战争结束了。",
-            },
-            "language",
-            "mismatched language: filed under en/ but the text reads as zh",
-        ),
     ],
 )
 def test_bad_release_story_is_refused_with_file_and_index(
@@ -241,24 +235,99 @@ def test_bad_release_story_is_refused_with_file_and_index(
     assert message in error.message
 
 
-def test_release_pair_with_different_clue_counts_is_refused_in_both_languages(
+def write_release(root: Path, en: list[object], zh: list[object], name: str) -> Path:
+    """A release laid out as lin-ruo/TurtleSoup-Bench's data/: en/ and zh/ holding one
+    indented JSON list per category, file names as the release spells them."""
+    for language, stories in (("en", en), ("zh", zh)):
+        (root / language).mkdir(parents=True, exist_ok=True)
+        text = json.dumps(stories, ensure_ascii=False, indent=2)
+        (root / language / f"{name}.json").write_text(text, "utf-8")
+    return root
+
+
+ZH_STORY = {
+    "title": "安静的钟",
+    "surface": "中午教堂的钟没有响，全村人却欢呼起来。",
+    "bottom": "钟声每天中午响起，提醒宵禁；它不再响，意味着战争结束了。",
+    "tips": ["钟声和宵禁有关。"],
+}
+
+
+def test_release_pair_with_different_clue_counts_loads_each_language_alone(
     tmp_path: Path,
 ) -> None:
-    release = copy_fixture("release", tmp_path)
-    zh_file = release / "zh" / "crime-thriller.json"
-    stories = json.loads(zh_file.read_text("utf-8"))
-    stories[1]["tips"] = ["问题出在钱本身。"]
-    dump(zh_file, stories)
-    puzzles, errors = load_corpus(release)
-    assert sorted(p.id for p in puzzles) == [
-        "crime_thriller-01-en",
-        "crime_thriller-01-zh",
-        "supernatural-01-en",
-        "supernatural-01-zh",
+    # As in the release's Constant_Change.json #5: 8 tips in English, 7 in Chinese.
+    en_tips = [f"Clue number {i}." for i in range(1, 9)]
+    zh_tips = [f"第{i}条线索。" for i in range(1, 8)]
+    release = write_release(
+        tmp_path / "data",
+        [story("First"), story("Second", tips=tuple(en_tips))],
+        [ZH_STORY, {**ZH_STORY, "tips": zh_tips}],
+        "Constant_Change",
+    )
+    report = import_report(release)
+    assert sorted(p.id for p in report.puzzles) == [
+        "constant_change-01-en",
+        "constant_change-01-zh",
+        "constant_change-02-en",
+        "constant_change-02-zh",
     ]
-    assert len(errors) == 1
-    assert str(errors[0]).startswith(f"{zh_file}#1: tips: mismatched languages: 1 tips but ")
-    assert "crime_thriller.json#1 has 3" in errors[0].message
+    by_id = {p.id: p for p in report.puzzles}
+    assert len(by_id["constant_change-02-en"].key_clues) == 8
+    assert len(by_id["constant_change-02-zh"].key_clues) == 7
+    zh_file, en_file = (
+        release / "zh" / "Constant_Change.json",
+        release / "en" / "Constant_Change.json",
+    )
+    assert report.errors == []
+    assert [str(w) for w in report.warnings] == [
+        f"{zh_file}#1: tips: mismatched languages: 7 tips but {en_file}#1 has 8 "
+        "(entry 'constant_change-02': each language loads alone)"
+    ]
+    assert report.warning_kinds() == {"mismatched_languages": 1}
+    # Written in our format, the pair loads back with the same warning and both languages.
+    out = write_corpus(report.puzzles, tmp_path / "ours.yaml")
+    puzzles, problems = load_corpus_problems(out)
+    assert len(puzzles) == 4
+    assert [(p.index, p.field, p.kind) for p in problems] == [  # type: ignore[attr-defined]
+        (1, "zh.key_clues", "mismatched_languages")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "kind", "message"),
+    [
+        ({"tips": ["A real clue.", 7, None]}, "tips", "tips", "2 item(s) not text left out"),
+        ({"title": None}, "title", "title", "missing; the entry id stands in"),
+        (
+            {
+                "surface": "教堂的钟中午没有响。",
+                "bottom": "钟声代表宵禁，它的沉默意味着战争结束了。",
+            },
+            "language",
+            "language",
+            "filed under en/ but the text reads as zh; loaded as en",
+        ),
+    ],
+)
+def test_release_story_defects_that_still_play_are_warnings(
+    tmp_path: Path, change: dict[str, object], field: str, kind: str, message: str
+) -> None:
+    bad = {**story("Second"), **change}
+    release = write_release(tmp_path, [story("First"), bad], [ZH_STORY, ZH_STORY], "Mind_Game")
+    report = import_report(release)
+    assert report.errors == []
+    assert len(report.puzzles) == 4
+    assert [(w.file, w.index, w.field, w.kind) for w in report.warnings] == [
+        (str(release / "en" / "Mind_Game.json"), 1, field, kind)
+    ]
+    assert message in report.warnings[0].message
+    second = {p.id: p for p in report.puzzles}["mind_game-02-en"]
+    if kind == "title":
+        assert second.title == "mind_game-02"
+    if kind == "tips":
+        assert second.key_clues == ("A real clue.",)
+    assert report.to_json()["warning_kinds"] == {kind: 1}
 
 
 def test_duplicate_category_files_are_refused_per_entry(tmp_path: Path) -> None:
@@ -345,10 +414,10 @@ def test_turtlebench_language_is_detected_or_given_and_checked(tmp_path: Path) -
     puzzles, errors = load_corpus(tmp_path, allow_no_clues=True)
     assert errors == []
     assert [p.language for p in puzzles] == ["zh", "en"]
-    puzzles, errors = load_corpus(tmp_path, language="zh", allow_no_clues=True)
-    assert [p.id for p in puzzles] == ["turtlebench-01-zh"]
-    assert [(e.index, e.field) for e in errors] == [(1, "language")]
-    assert "imported as zh but the text reads as en" in errors[0].message
+    puzzles, problems = load_corpus_problems(tmp_path, language="zh", allow_no_clues=True)
+    assert [p.id for p in puzzles] == ["turtlebench-01-zh", "turtlebench-02-zh"]
+    assert [(e.index, e.field, e.kind) for e in problems] == [(1, "language", "language")]  # type: ignore[attr-defined]
+    assert "imported as zh but the text reads as en; loaded as zh" in problems[0].message
 
 
 def test_turtlebench_stories_keyed_by_title_and_their_refusals(tmp_path: Path) -> None:
@@ -373,13 +442,20 @@ def test_turtlebench_duplicate_titles_and_categories(tmp_path: Path) -> None:
             {**base, "title": "X", "category": "romance"},
         ],
     )
-    puzzles, errors = load_corpus(tmp_path, allow_no_clues=True)
-    assert [(p.title, p.category) for p in puzzles] == [
+    report = import_report(tmp_path, allow_no_clues=True)
+    assert [(p.title, p.category) for p in report.puzzles] == [
+        ("Quiet Bell", UNCATEGORIZED),
         ("Quiet Bell", UNCATEGORIZED),
         ("Other", "mind_game"),
+        ("X", UNCATEGORIZED),
     ]
-    assert [(e.index, e.field) for e in errors] == [(1, "title"), (3, "category")]
-    assert "duplicate title 'Quiet Bell' (first at #0)" in errors[0].message
+    assert report.errors == []
+    assert [(e.index, e.field, e.kind) for e in report.warnings] == [
+        (1, "title", "duplicate_title"),
+        (3, "category", "category"),
+    ]
+    assert "duplicate title 'Quiet Bell' (first at #0)" in report.warnings[0].message
+    assert "(loaded uncategorized)" in report.warnings[1].message
 
 
 # ---- TurtleBench cases ----
@@ -462,6 +538,8 @@ def test_import_report_json_has_exactly_the_contract_keys(tmp_path: Path) -> Non
         "languages": ["en", "zh"],
         "categories": {"crime_thriller": 4, "supernatural": 2},
         "errors": [str(report.errors[0])],
+        "warnings": [],
+        "warning_kinds": {},
     }
     assert data["errors"][0].startswith(str(release / "en" / "romance.json") + ": category: ")
 
@@ -476,6 +554,8 @@ def test_import_report_of_turtlebench_with_and_without_clues() -> None:
         "languages": ["en"],
         "categories": {UNCATEGORIZED: 2},
         "errors": [],
+        "warnings": [],
+        "warning_kinds": {},
     }
 
 

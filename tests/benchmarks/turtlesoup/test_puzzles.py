@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
+from forkingpaths.benchmarks.turtlesoup.importers import load_corpus, load_corpus_problems
 from forkingpaths.benchmarks.turtlesoup.puzzles import (
     CATEGORIES,
     CATEGORY_NAMES_ZH,
@@ -19,6 +19,7 @@ from forkingpaths.benchmarks.turtlesoup.puzzles import (
     UNCATEGORIZED,
     Puzzle,
     PuzzleError,
+    PuzzleWarning,
     category_id,
     category_name,
     detect_language,
@@ -221,16 +222,6 @@ def no_field(block: dict[str, Any], field: str) -> dict[str, Any]:
         (entry("b", zh=no_field(ZH, "key_clues")), "zh.key_clues", "missing"),
         (entry("b", en={**EN, "key_clues": ["ok", 3]}), "en.key_clues", "list of non-empty"),
         (entry("b", en={**EN, "clues": ["x"]}), "en.clues", "unknown field"),
-        (
-            entry("b", zh={**ZH, "key_clues": [*ZH["key_clues"], "多一条。"]}),
-            "zh.key_clues",
-            "mismatched languages: 3 items but en.key_clues has 2",
-        ),
-        (
-            entry("b", zh={**ZH, "logic_points": []}),
-            "zh.logic_points",
-            "mismatched languages",
-        ),
         (entry("b", zh=copy.deepcopy(EN)), "zh", "mismatched language: the text reads as en"),
         (entry("b", en=copy.deepcopy(ZH)), "en", "the text reads as zh"),
         (entry("b", fr=copy.deepcopy(EN)), "fr", 'language "fr" is not one of en, zh'),
@@ -248,6 +239,32 @@ def test_bad_entry_is_refused_with_file_index_and_field_while_the_rest_loads(
     assert (error.file, error.index, error.field) == (str(tmp_path / "set.yaml"), 1, field)
     assert message in error.message
     assert str(error).startswith(f"{tmp_path / 'set.yaml'}#1: {field}: ")
+
+
+@pytest.mark.parametrize(
+    ("zh", "field", "message"),
+    [
+        (
+            {**ZH, "key_clues": [*ZH["key_clues"], "多一条。"]},
+            "zh.key_clues",
+            "mismatched languages: 3 items but en.key_clues has 2; each language loads alone",
+        ),
+        (
+            {**ZH, "logic_points": []},
+            "zh.logic_points",
+            "mismatched languages: 0 items but en.logic_points has 1; each language loads alone",
+        ),
+    ],
+)
+def test_languages_that_differ_in_a_list_load_alone_with_a_warning(
+    tmp_path: Path, zh: dict[str, Any], field: str, message: str
+) -> None:
+    file = write(tmp_path / "set.yaml", [entry("a"), entry("b", zh=zh), entry("c")])
+    puzzles, problems = load_corpus_problems(file)
+    assert [p.id for p in puzzles] == ["a-en", "a-zh", "b-en", "b-zh", "c-en", "c-zh"]
+    assert [str(p) for p in problems] == [f"{file}#1: {field}: {message}"]
+    assert isinstance(problems[0], PuzzleWarning) and problems[0].kind == "mismatched_languages"
+    assert load_corpus(file)[1] == []  # load_corpus returns refusals only (warnings are logged)
 
 
 def test_an_entry_that_is_not_a_mapping_is_refused(tmp_path: Path) -> None:

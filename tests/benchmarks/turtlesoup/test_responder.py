@@ -182,7 +182,8 @@ async def test_two_calls_and_key_clue_appended() -> None:
     )
     assert not reply.failed and not reply.failed_key_clue
     assert [c.purpose for c in reply.calls] == ["respond", "key_clue"]
-    assert [params for _, params in model.requests] == [ModelParams(temperature=0.0)] * 2
+    # Temperature 0 and seed 42 on both calls (App. D.1).
+    assert [params for _, params in model.requests] == [ModelParams(temperature=0.0, seed=42)] * 2
     answer_messages, clue_messages = (messages for messages, _ in model.requests)
     assert answer_messages == render_answer_messages(puzzle, "Was the tag a signal?")
     assert clue_messages == render_key_clue_messages(puzzle, "Was the tag a signal?")

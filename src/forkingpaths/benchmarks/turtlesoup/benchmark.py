@@ -18,6 +18,8 @@ from forkingpaths.benchmarks.turtlesoup.env import TurtleSoupEnv
 from forkingpaths.benchmarks.turtlesoup.evaluation import Evaluation, metrics_from_evaluation
 from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
 from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
+from forkingpaths.benchmarks.turtlesoup.reproduce import reproductions
+from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
@@ -25,6 +27,7 @@ from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.protocol import StepHook
 from forkingpaths.core.records import EpisodeRecord, StepRecord
+from forkingpaths.core.reproduce import Reproduction
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,16 @@ class TurtleSoupOptions(BaseModel):
         "mechanism off; true or false",
     )
     """Admit puzzles without a Key Clue Library; they play with the key-clue mechanism off."""
+    model_seed: int | None = Field(
+        default=MODEL_SEED,
+        strict=True,
+        ge=0,
+        description="seed sent with every generative call: questioner, Mosaic-Agent's "
+        "internal calls, responder and judge (App. D.1: 42); null sends none (an endpoint "
+        "that refuses `seed`)",
+    )
+    """The seed of every generative call (App. D.1, D.3), None for none. The three genre votes
+    of Mosaic-Agent keep their own seeds (1, 2, 3 at temperature 0.7, `agents.mosaic`)."""
 
     @field_validator("puzzles")
     @classmethod
@@ -202,6 +215,10 @@ class TurtleSoupBenchmark(Benchmark):
         self._puzzles: dict[str, Puzzle] | None = None
         self._warned_judge = False
 
+    def reproductions(self) -> list[Reproduction]:
+        """Table 2 (with Reduce against `--input human_baseline=PATH`) and Table 3."""
+        return reproductions()
+
     # ---- instances ----
 
     def corpus(self) -> dict[str, Puzzle]:
@@ -243,6 +260,7 @@ class TurtleSoupBenchmark(Benchmark):
             judge=roles.get("judge"),
             max_turns=self.config.max_turns,
             on_judge_fallback=self._warn_judge_fallback,
+            seed=self.config.model_seed,
         )
 
     def max_steps(self, instance: Instance) -> int:

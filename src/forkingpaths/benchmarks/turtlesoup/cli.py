@@ -9,8 +9,10 @@ from typing import Annotated, Any
 
 import typer
 
+from forkingpaths.benchmarks.turtlesoup.abstraction import check_gold_points, meets_rule
 from forkingpaths.benchmarks.turtlesoup.importers import (
     import_report,
+    load_corpus_problems,
     load_turtlebench_cases,
     write_corpus,
 )
@@ -52,8 +54,8 @@ def import_cmd(
         ),
     ] = False,
 ) -> None:
-    """Validate PATH (ours, the paper's release, TurtleBench) and report; bad entries are named
-    by file and index, the rest loads."""
+    """Validate PATH (ours, the paper's release, TurtleBench) and report: refused entries
+    (errors) and defects of entries that loaded (warnings), each named by file and index."""
     if not path.exists():
         raise ConfigError(f"{path}: no such file or directory")
     if language not in (None, "en", "zh"):
@@ -78,8 +80,54 @@ def import_cmd(
         typer.echo(f"  {name}: {count}")
     for error in summary["errors"]:
         typer.echo(f"error: {error}")
+    for warning in summary["warnings"]:
+        typer.echo(f"warning: {warning}")
+    if summary["warning_kinds"]:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in summary["warning_kinds"].items())
+        typer.echo(f"warnings by kind: {kinds}")
     if out is not None:
         typer.echo(f"written: {out}")
+
+
+@app.command("check")
+def check_cmd(
+    path: Annotated[
+        Path | None, typer.Argument(help="a puzzle file or directory (default: ours)")
+    ] = None,
+    allow_no_clues: Annotated[
+        bool, typer.Option(help="accept stories without a key clue library (TurtleBench)")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Check each puzzle's gold points against App. D.3's abstraction rule (logic points name
+    no one, 2-5 logic points, 3-8 details): every breach by puzzle and field, then the count;
+    exit 1 when a puzzle breaks it."""
+    if path is not None and not path.exists():
+        raise ConfigError(f"{path}: no such file or directory")
+    puzzles, _ = load_corpus_problems(path, allow_no_clues=allow_no_clues)
+    verdicts = {p.id: meets_rule(p) for p in puzzles}
+    breaches = {p.id: check_gold_points(p) for p in puzzles if verdicts[p.id] is False}
+    summary = {
+        "puzzles": len(puzzles),
+        "with_gold_points": sum(v is not None for v in verdicts.values()),
+        "meet_rule": sum(v is True for v in verdicts.values()),
+        "breaches": {
+            pid: [f"{b.field}: {b.message}" for b in found] for pid, found in breaches.items()
+        },
+    }
+    if as_json:
+        typer.echo(json.dumps(summary, ensure_ascii=False))
+    else:
+        for pid, found in summary["breaches"].items():
+            for line in found:
+                typer.echo(f"{pid}: {line}")
+        typer.echo(
+            f"{summary['meet_rule']} of {summary['with_gold_points']} puzzles with gold points "
+            f"meet App. D.3's rule ({summary['puzzles'] - summary['with_gold_points']} of "
+            f"{summary['puzzles']} carry none: the judge extracts them)"
+        )
+    if breaches:
+        raise typer.Exit(1)
 
 
 @app.command("judge-accuracy")

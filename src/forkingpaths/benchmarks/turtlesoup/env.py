@@ -9,6 +9,7 @@ from forkingpaths.benchmarks.turtlesoup.dialogue import MAX_TURNS, SOLVE_COMMAND
 from forkingpaths.benchmarks.turtlesoup.evaluation import evaluate
 from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
 from forkingpaths.benchmarks.turtlesoup.responder import Answerer, LexicalResponder, Responder
+from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env, Observation, Step
 from forkingpaths.core.errors import ResetNeeded
@@ -73,7 +74,8 @@ class TurtleSoupEnv(Env):
 
     ## Arguments
     `puzzle`, `responder` and `judge` (role models or None), `max_turns` (30, §5.1),
-    `on_judge_fallback`.
+    `on_judge_fallback`, `seed`: the seed of every responder and judge call (App. D.1: 42;
+    None sends none).
 
     ## Version History
     - v1: the paper's protocol; Chinese puzzles show the answers in Chinese. Deterministic
@@ -88,8 +90,10 @@ class TurtleSoupEnv(Env):
         judge: ChatModel | None = None,
         max_turns: int = MAX_TURNS,
         on_judge_fallback: Callable[[ChatModel], None] | None = None,
+        seed: int | None = MODEL_SEED,
     ) -> None:
         self.puzzle = puzzle
+        self.model_seed = seed
         self.responder_model = responder
         self.judge = judge
         self.max_turns = max_turns
@@ -112,7 +116,7 @@ class TurtleSoupEnv(Env):
         self.key_clues = bool(options.get("key_clues", True)) and bool(self.puzzle.key_clues)
         model = self.responder_model
         self.responder = (
-            Responder(model, self.puzzle, key_clues=self.key_clues)
+            Responder(model, self.puzzle, key_clues=self.key_clues, seed=self.model_seed)
             if model is not None
             else LexicalResponder(self.puzzle, key_clues=self.key_clues)
         )
@@ -179,7 +183,7 @@ class TurtleSoupEnv(Env):
         }
         calls: list[ModelCallRecord] = []
         if self.judge is not None:
-            evaluation = await evaluate(self.judge, self.puzzle, summary)
+            evaluation = await evaluate(self.judge, self.puzzle, summary, seed=self.model_seed)
             calls = list(evaluation.calls)
             stored = evaluation.to_dict()
             stored.pop("calls", None)  # kept once, on the summary step

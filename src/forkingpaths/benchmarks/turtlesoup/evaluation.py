@@ -43,6 +43,7 @@ from forkingpaths.benchmarks.turtlesoup.evaluation_prompts import (
     prompts_for,
 )
 from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
+from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED, sampling
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, InvalidFile, shown
 from forkingpaths.core.records import ModelCallRecord
@@ -55,7 +56,7 @@ VALIDITY_THRESHOLD, HIGH_CONFIDENCE_THRESHOLD = 0.5, 0.8
 """Two-Threshold Calibration (§4.4, App. D.3): below the first a match is void, from the second
 on it counts in full."""
 
-JUDGE_PARAMS = ModelParams(temperature=0.0, seed=42)
+JUDGE_PARAMS = sampling(MODEL_SEED, temperature=0.0)
 """Judge sampling (App. D.1, D.3): greedy, seed 42; fixed so a run's --temperature never reaches
 the judge."""
 
@@ -571,6 +572,7 @@ async def consult(
     corrective: Callable[[str], str],
     purpose: str,
     retries: int,
+    params: ModelParams = JUDGE_PARAMS,
 ) -> tuple[T | None, str | None, list[ModelCallRecord]]:
     """Ask `judge` until `read` accepts a reply, at most 1 + `retries` calls.
 
@@ -581,7 +583,7 @@ async def consult(
     calls: list[ModelCallRecord] = []
     reason = "no reply"
     for _ in range(retries + 1):
-        completion = await judge.complete(conversation, JUDGE_PARAMS)
+        completion = await judge.complete(conversation, params)
         calls.append(ModelCallRecord.from_completion(completion, purpose=purpose))
         value, reason = read(completion.text)
         if value is not None:
@@ -594,7 +596,12 @@ async def consult(
 
 
 async def extract_points(
-    judge: ChatModel, text: str, language: str, *, retries: int = 2
+    judge: ChatModel,
+    text: str,
+    language: str,
+    *,
+    retries: int = 2,
+    params: ModelParams = JUDGE_PARAMS,
 ) -> tuple[tuple[list[str], list[str]] | None, str | None, list[ModelCallRecord]]:
     """Logic points and details of `text` by the judge: (points or None, failure, calls)."""
     prompts = prompts_for(language)
@@ -605,11 +612,18 @@ async def extract_points(
         lambda why: prompts.corrective_extract.substitute(reason=why),
         "extract",
         retries,
+        params,
     )
 
 
 async def match_point(
-    judge: ChatModel, point: str, predicted: Sequence[str], language: str, *, retries: int = 2
+    judge: ChatModel,
+    point: str,
+    predicted: Sequence[str],
+    language: str,
+    *,
+    retries: int = 2,
+    params: ModelParams = JUDGE_PARAMS,
 ) -> tuple[PointScore, list[ModelCallRecord]]:
     """Score one gold point against the predicted points of its kind (one call plus retries).
 
@@ -625,6 +639,7 @@ async def match_point(
         lambda why: prompts.corrective_match.substitute(reason=why),
         "match",
         retries,
+        params,
     )
     if value is None:
         return PointScore(point=point, reason=f"unscored: {failure}"), calls
@@ -635,7 +650,13 @@ async def match_point(
 
 
 async def match_conclusion(
-    judge: ChatModel, bottom: str, summary: str, language: str, *, retries: int = 2
+    judge: ChatModel,
+    bottom: str,
+    summary: str,
+    language: str,
+    *,
+    retries: int = 2,
+    params: ModelParams = JUDGE_PARAMS,
 ) -> tuple[float | None, str | None, list[ModelCallRecord]]:
     """Conclusion Match of the summary text against the bottom: (score or None, failure, calls)."""
     prompts = prompts_for(language)
@@ -646,6 +667,7 @@ async def match_conclusion(
         lambda why: prompts.corrective_conclusion.substitute(reason=why),
         "conclusion",
         retries,
+        params,
     )
 
 
@@ -657,14 +679,21 @@ def _zero(point: str, reason: str) -> PointScore:
 
 
 async def evaluate(
-    judge: ChatModel, puzzle: Puzzle, summary: str | Mapping[str, Any], *, retries: int = 2
+    judge: ChatModel,
+    puzzle: Puzzle,
+    summary: str | Mapping[str, Any],
+    *,
+    retries: int = 2,
+    seed: int | None = MODEL_SEED,
 ) -> Evaluation:
     """Run the Automated Evaluation Protocol on one final summary (see the module docstring).
 
     `summary` is the questioner's final action: a JSON summary (mapping or string) or free text.
     Judge replies that stay unreadable after `retries` corrective turns leave the point (or the
-    conclusion) unscored; model outages raise `ModelError` as from any model call.
+    conclusion) unscored; model outages raise `ModelError` as from any model call. Every call
+    runs at temperature 0 with `seed` (App. D.3: 42; None sends none).
     """
+    params = sampling(seed, temperature=0.0)
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ConfigError(f"retries: expected an integer >= 0, got {retries!r}")
     language = puzzle.language
@@ -690,12 +719,12 @@ async def evaluate(
     # The two extractions are independent, so they run together; their calls are appended
     # afterwards in a fixed order (gold first) so that records compare across runs.
     gold_task = (
-        extract_points(judge, puzzle.bottom, language, retries=retries)
+        extract_points(judge, puzzle.bottom, language, retries=retries, params=params)
         if not (gold_logic and gold_details)
         else _nothing()
     )
     predicted_task = (
-        extract_points(judge, ev.summary, language, retries=retries)
+        extract_points(judge, ev.summary, language, retries=retries, params=params)
         if ev.summary_format == "text"
         else _nothing()
     )
@@ -736,15 +765,17 @@ async def evaluate(
     else:
         point_tasks = [
             *(
-                match_point(judge, p, predicted_logic, language, retries=retries)
+                match_point(judge, p, predicted_logic, language, retries=retries, params=params)
                 for p in gold_logic
             ),
             *(
-                match_point(judge, p, predicted_details, language, retries=retries)
+                match_point(judge, p, predicted_details, language, retries=retries, params=params)
                 for p in gold_details
             ),
         ]
-    conclusion_task = match_conclusion(judge, puzzle.bottom, ev.summary, language, retries=retries)
+    conclusion_task = match_conclusion(
+        judge, puzzle.bottom, ev.summary, language, retries=retries, params=params
+    )
     *matches, (conclusion_score, conclusion_failure, conclusion_calls) = await asyncio.gather(
         *point_tasks, conclusion_task
     )

@@ -15,22 +15,33 @@ Formats (`docs/dev/turtlesoup.md` §1.1):
 A directory named `en` or `zh` (one language of a release) is read as that language: its stories
 are checked against it as when the whole release is imported. With `language`, a release
 directory still reads the other language's files, without reporting their problems, so that an
-entry whose two languages disagree in clue count is refused as it is in a full import.
+entry whose two languages disagree in clue count is reported as it is in a full import.
+
+Refused (a PuzzleError: the entry cannot be played) are only: an unreadable file, an entry that
+is not an object, a missing surface or bottom, no key clue at all (unless `allow_no_clues`) and
+a duplicate id. Every other defect is a PuzzleWarning naming file, position and field, and the
+entry loads (`WARNING_KINDS`): two languages of a release entry with different tip counts (each
+language loads alone), a text that reads as the other language (loaded under the language it is
+filed or imported as), tips that are partly not text (the text ones kept), a missing title (the
+entry id stands in), a repeated TurtleBench title, an unknown TurtleBench category
+(uncategorized), and gold points that break App. D.3's rule (`abstraction.check_gold_points`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import yaml
 
+from forkingpaths.benchmarks.turtlesoup.abstraction import check_gold_points
 from forkingpaths.benchmarks.turtlesoup.puzzles import (
     CATEGORIES,
     CORPUS_DIR,
@@ -39,15 +50,21 @@ from forkingpaths.benchmarks.turtlesoup.puzzles import (
     NO_CLUES_HINT,
     TEXT_FIELDS,
     UNCATEGORIZED,
+    WARNING_KINDS,
     Puzzle,
     PuzzleError,
+    PuzzleWarning,
     category_id,
     check_language,
     detect_language,
     drop_duplicates,
     load_yaml_files,
+    refusals,
+    warnings_of,
 )
 from forkingpaths.core.errors import ConfigError, shown
+
+log = logging.getLogger(__name__)
 
 Located = tuple[Puzzle, str, int | None]
 """A puzzle with the file and index it was read from (for errors found after reading)."""
@@ -108,36 +125,52 @@ class ImportReport:
 
     puzzles: list[Puzzle]
     errors: list[PuzzleError]
+    """Refusals: entries (or files) that did not load."""
     languages: list[str]
     """Languages present, in LANGUAGES order."""
     categories: dict[str, int]
     """Category id -> number of puzzles (all languages), in CATEGORIES order."""
+    warnings: list[PuzzleWarning] = field(default_factory=list)
+    """Defects of entries that loaded anyway."""
+
+    def warning_kinds(self) -> dict[str, int]:
+        """Warning kind -> count, in WARNING_KINDS order (kinds with none left out)."""
+        counts = Counter(w.kind for w in self.warnings)
+        return {kind: counts[kind] for kind in WARNING_KINDS if counts[kind]}
 
     def to_json(self) -> dict[str, Any]:
-        """`{"puzzles": N, "languages": [...], "categories": {id: count}, "errors": [...]}`.
+        """`{"puzzles": N, "languages": [...], "categories": {id: count}, "errors": [...],
+        "warnings": [...], "warning_kinds": {kind: count}}`.
 
-        JSON-ready (what `turtlesoup import --json` prints); errors as `FILE#INDEX: ...` strings.
+        JSON-ready (what `turtlesoup import --json` prints); errors and warnings as
+        `FILE#INDEX: ...` strings.
         """
         return {
             "puzzles": len(self.puzzles),
             "languages": list(self.languages),
             "categories": dict(self.categories),
             "errors": [str(error) for error in self.errors],
+            "warnings": [str(warning) for warning in self.warnings],
+            "warning_kinds": self.warning_kinds(),
         }
 
 
 def import_report(
     path: Path, *, language: str | None = None, allow_no_clues: bool = False
 ) -> ImportReport:
-    """Validate and load `path` (any supported format) and count what it holds."""
-    puzzles, errors = load_corpus(Path(path), language=language, allow_no_clues=allow_no_clues)
+    """Validate and load `path` (any supported format) and count what it holds; gold points
+    are checked against App. D.3's rule (warnings of kind `abstraction`)."""
+    puzzles, problems = load_corpus_problems(
+        Path(path), language=language, allow_no_clues=allow_no_clues, check_rule=True
+    )
     counts = Counter(p.category for p in puzzles)
     order = [*CATEGORIES, UNCATEGORIZED]
     return ImportReport(
         puzzles=puzzles,
-        errors=errors,
+        errors=refusals(problems),
         languages=[lang for lang in LANGUAGES if any(p.language == lang for p in puzzles)],
         categories={c: counts[c] for c in order if counts[c]},
+        warnings=warnings_of(problems),
     )
 
 
@@ -147,7 +180,8 @@ def import_report(
 def load_corpus(
     path: Path | None = None, *, language: str | None = None, allow_no_clues: bool = False
 ) -> tuple[list[Puzzle], list[PuzzleError]]:
-    """Puzzles from the shipped corpus (no path) or a file/directory in any supported format.
+    """Puzzles from the shipped corpus (no path) or a file/directory in any supported format,
+    and the refusals; each warning is logged (`load_corpus_problems` returns them too).
 
     Formats: our YAML (`*.yaml` files of bilingual entries), the paper's release (`en/` `zh/`
     directories of per-category JSON lists) and TurtleBench (`stories.json`); see
@@ -157,6 +191,22 @@ def load_corpus(
     library (they play with the key-clue mechanism off). A path that does not exist is a
     ConfigError.
     """
+    puzzles, problems = load_corpus_problems(path, language=language, allow_no_clues=allow_no_clues)
+    for warning in warnings_of(problems):
+        log.warning("puzzle loaded with a warning: %s", warning)
+    return puzzles, refusals(problems)
+
+
+def load_corpus_problems(
+    path: Path | None = None,
+    *,
+    language: str | None = None,
+    allow_no_clues: bool = False,
+    check_rule: bool = False,
+) -> tuple[list[Puzzle], list[PuzzleError]]:
+    """`load_corpus` with its warnings (PuzzleWarning) among the refusals, not logged; with
+    `check_rule`, also a warning (`abstraction`) for each way a puzzle's gold points break
+    App. D.3's rule (`abstraction.check_gold_points`)."""
     check_language(language)
     if path is None:
         files = sorted(CORPUS_DIR.glob("*.yaml"))
@@ -171,7 +221,23 @@ def load_corpus(
     if language is not None:
         located = [item for item in located if item[0].language == language]
     puzzles, duplicate_errors = drop_duplicates(located)
+    if check_rule:
+        errors += rule_warnings(located, {id(p) for p in puzzles})
     return puzzles, errors + duplicate_errors
+
+
+def rule_warnings(located: Iterable[Located], kept: Collection[int]) -> list[PuzzleError]:
+    """An `abstraction` warning per breach of App. D.3's rule by the gold points of the located
+    puzzles whose `id()` is in `kept`, naming file, index and `<language>.<field>`."""
+    warnings: list[PuzzleError] = []
+    for puzzle, file, index in located:
+        if id(puzzle) not in kept:
+            continue
+        for breach in check_gold_points(puzzle):
+            message = f"{puzzle.id}: {breach.message}"
+            field_name = f"{puzzle.language}.{breach.field}"
+            warnings.append(PuzzleWarning(file, index, field_name, message, "abstraction"))
+    return warnings
 
 
 # ---- reading any supported path ----
@@ -248,7 +314,7 @@ def _read_directory(
     seen: dict[str, str] = {}
     for file in stories or json_files:
         file_located, file_errors = _read_file(file, declared, language, allow_no_clues)
-        for error in file_errors:
+        for error in refusals(file_errors):
             if error.puzzle_id is not None:
                 seen.setdefault(error.puzzle_id, f"{error.file}#{error.index}, itself refused")
         for puzzle, where_file, where_index in file_located:
@@ -287,16 +353,17 @@ def _read_directory(
 def _check_pairs(
     located: list[Located], language: str | None = None
 ) -> tuple[list[Located], list[PuzzleError]]:
-    """Refuse release entries whose two languages disagree in clue count (as our format does).
+    """Warn of release entries whose two languages disagree in clue count; both still load,
+    each language alone (the paper's release has one: a Constant Change story with 7 tips in
+    Chinese and 8 in English).
 
-    The error names the story of `language` when given (the one being imported), else the
-    Chinese one."""
+    The warning names the story of `language` when given (the one being imported), else the
+    Chinese one, and the other by file and index."""
     by_entry: dict[str, dict[str, Located]] = {}
     for item in located:
         if item[0].source == "release":
             by_entry.setdefault(item[0].entry, {})[item[0].language] = item
-    refused: set[str] = set()
-    errors: list[PuzzleError] = []
+    warnings: list[PuzzleError] = []
     for entry, pair in by_entry.items():
         if len(pair) < 2:
             continue
@@ -305,21 +372,15 @@ def _check_pairs(
         here, here_file, here_index = pair[here_lang]
         other, other_file, other_index = pair[other_lang]
         if len(here.key_clues) != len(other.key_clues):
-            refused.add(entry)
-            errors.append(
-                PuzzleError(
-                    here_file,
-                    here_index,
-                    "tips",
-                    f"mismatched languages: {len(here.key_clues)} tips but "
-                    f"{other_file}#{other_index} has {len(other.key_clues)} (entry {entry!r} "
-                    "refused in both languages)",
-                )
+            message = (
+                f"mismatched languages: {len(here.key_clues)} tips but {other_file}#"
+                f"{other_index} has {len(other.key_clues)} (entry {entry!r}: each language "
+                "loads alone)"
             )
-    kept = [
-        item for item in located if not (item[0].source == "release" and item[0].entry in refused)
-    ]
-    return kept, errors
+            warnings.append(
+                PuzzleWarning(here_file, here_index, "tips", message, "mismatched_languages")
+            )
+    return located, warnings
 
 
 # ---- shared field checks ----
@@ -340,47 +401,77 @@ def _read_json(path: Path) -> tuple[Any, PuzzleError | None]:
 
 
 def _texts(item: dict[str, Any], file: str, index: int) -> tuple[dict[str, str], list[PuzzleError]]:
-    """title, surface, bottom of an external story, stripped, and what is missing."""
+    """title, surface, bottom of an external story, stripped, and what is missing: a missing
+    surface or bottom refuses the story, a missing title is a warning (the caller names it)."""
     texts: dict[str, str] = {}
     errors: list[PuzzleError] = []
     for key in TEXT_FIELDS:
         value = item.get(key)
         if isinstance(value, str) and value.strip():
             texts[key] = value.strip()
+            continue
+        problem = "missing" if value is None else f"expected non-empty text; got {shown(value)}"
+        if key == "title":
+            errors.append(
+                PuzzleWarning(file, index, key, f"{problem}; the entry id stands in", "title")
+            )
         else:
-            problem = "missing" if value is None else f"expected non-empty text; got {shown(value)}"
             errors.append(PuzzleError(file, index, key, problem))
     return texts, errors
 
 
 def parse_tips(tips: Any) -> tuple[tuple[str, ...], str | None]:
-    """A release `tips` value as the clue list, or why it is not one.
+    """A release `tips` value as the clue list, and what was wrong with it (None: nothing).
 
     A list of strings, or one string with one clue per line (list markers such as `-`, `•`,
-    `1.` removed); None reads as no clues.
+    `1.` removed); None reads as no clues. A list holding other values keeps its strings (the
+    problem says what was left out); any other value gives no clues.
     """
     if tips is None:
         return (), None
     if isinstance(tips, str):
         lines = (_TIP_MARKER.sub("", line, count=1).strip() for line in tips.splitlines())
         return tuple(line for line in lines if line), None
-    if isinstance(tips, list) and all(isinstance(t, str) for t in tips):
-        return tuple(t.strip() for t in tips if t.strip()), None
+    if isinstance(tips, list):
+        kept = tuple(t.strip() for t in tips if isinstance(t, str) and t.strip())
+        dropped = [t for t in tips if not isinstance(t, str)]
+        if not dropped:
+            return kept, None
+        return kept, (
+            f"expected a list of strings; {len(dropped)} item(s) not text left out: "
+            f"{shown(dropped)}"
+        )
     return (), f"expected a list of strings or one string with a clue per line; got {shown(tips)}"
+
+
+def _clues(
+    value: Any, file: str, index: int, field_name: str, allow_no_clues: bool, none_message: str
+) -> tuple[tuple[str, ...], list[PuzzleError]]:
+    """The clue library of an external story: partly bad tips are a warning (the text ones
+    kept); no clue at all refuses the story unless `allow_no_clues`."""
+    clues, problem = parse_tips(value)
+    problems: list[PuzzleError] = []
+    if problem is not None:
+        problems.append(PuzzleWarning(file, index, field_name, problem, "tips"))
+    if not clues and not allow_no_clues:
+        problems.append(PuzzleError(file, index, field_name, none_message))
+    return clues, problems
 
 
 def _language_of(
     texts: dict[str, str], file: str, index: int, language: str | None, declared: bool
 ) -> tuple[str, PuzzleError | None]:
-    """The story's language: the one it is filed or imported under, checked; else detected."""
+    """The story's language: the one it is filed or imported under (a warning when the text
+    reads as the other); else detected."""
     read_as = detect_language(texts.get("surface", "") + "\n" + texts.get("bottom", ""))
     if language is None:
         return read_as, None
     if read_as != language:
         said = f"filed under {language}/" if declared else f"imported as {language}"
-        return language, PuzzleError(
-            file, index, "language", f"mismatched language: {said} but the text reads as {read_as}"
+        message = (
+            f"mismatched language: {said} but the text reads as {read_as}; loaded as {language}"
         )
+        return language, PuzzleWarning(file, index, "language", message, "language")
     return language, None
 
 
@@ -427,27 +518,31 @@ def load_release_file(
             errors.append(PuzzleError(file, index, "", message))
             continue
         texts, item_errors = _texts(item, file, index)
-        clues, tips_problem = parse_tips(item.get("tips"))
-        if tips_problem is None and not clues and not allow_no_clues:
-            tips_problem = "missing" if item.get("tips") is None else "empty clue library"
-            tips_problem += f": at least one key clue is required ({NO_CLUES_HINT})"
-        if tips_problem:
-            item_errors.append(PuzzleError(file, index, "tips", tips_problem))
+        none = "missing" if item.get("tips") is None else "empty clue library"
+        clues, tips_problems = _clues(
+            item.get("tips"),
+            file,
+            index,
+            "tips",
+            allow_no_clues,
+            f"{none}: at least one key clue is required ({NO_CLUES_HINT})",
+        )
+        item_errors += tips_problems
         lang, lang_problem = _language_of(texts, file, index, language, declared)
         if lang_problem is not None:
             item_errors.append(lang_problem)
         entry = f"{category}-{index + 1:02d}"
-        if item_errors:
-            for error in item_errors:
-                error.puzzle_id = f"{entry}-{lang}"
-            errors += item_errors
+        for error in item_errors:
+            error.puzzle_id = f"{entry}-{lang}"
+        errors += item_errors
+        if refusals(item_errors):
             continue
         puzzle = Puzzle(
             id=f"{entry}-{lang}",
             entry=entry,
             category=category,
             language=lang,
-            title=texts["title"],
+            title=texts.get("title", entry),
             surface=texts["surface"],
             bottom=texts["bottom"],
             key_clues=clues,
@@ -493,13 +588,14 @@ def load_turtlebench_stories(
             errors.append(PuzzleError(file, index, "", message))
             continue
         texts, item_errors = _texts(item, file, index)
+        entry = f"turtlebench-{index + 1:02d}"
         title = texts.get("title")
         if title is not None and title in first_title:
             message = (
-                f"duplicate title {title!r} (first at #{first_title[title]}): "
-                "cases name their story by title"
+                f"duplicate title {title!r} (first at #{first_title[title]}): cases naming it "
+                "go to the first story"
             )
-            item_errors.append(PuzzleError(file, index, "title", message))
+            item_errors.append(PuzzleWarning(file, index, "title", message, "duplicate_title"))
         elif title is not None:
             first_title[title] = index
         category = UNCATEGORIZED
@@ -507,34 +603,34 @@ def load_turtlebench_stories(
             named = category_id(str(item["category"]))
             if named is None:
                 allowed = ", ".join(CATEGORIES)
-                message = f"unknown category {shown(item['category'])}; expected one of {allowed}"
-                item_errors.append(PuzzleError(file, index, "category", message))
-            category = named or UNCATEGORIZED
-        clues, tips_problem = parse_tips(item.get("tips", item.get("key_clues")))
-        if tips_problem:
-            item_errors.append(PuzzleError(file, index, "tips", tips_problem))
-        elif not clues and not allow_no_clues:
-            item_errors.append(
-                PuzzleError(
-                    file,
-                    index,
-                    "key_clues",
-                    f"TurtleBench stories have no key clue library; {NO_CLUES_HINT}",
+                message = (
+                    f"unknown category {shown(item['category'])}; expected one of {allowed} "
+                    "(loaded uncategorized)"
                 )
-            )
+                item_errors.append(PuzzleWarning(file, index, "category", message, "category"))
+            category = named or UNCATEGORIZED
+        clue_field = "tips" if "tips" in item else "key_clues"
+        clues, tips_problems = _clues(
+            item.get("tips", item.get("key_clues")),
+            file,
+            index,
+            clue_field,
+            allow_no_clues,
+            f"TurtleBench stories have no key clue library; {NO_CLUES_HINT}",
+        )
+        item_errors += tips_problems
         lang, lang_problem = _language_of(texts, file, index, language, False)
         if lang_problem is not None:
             item_errors.append(lang_problem)
-        if item_errors:
-            errors += item_errors
+        errors += item_errors
+        if refusals(item_errors):
             continue
-        entry = f"turtlebench-{index + 1:02d}"
         puzzle = Puzzle(
             id=f"{entry}-{lang}",
             entry=entry,
             category=category,
             language=lang,
-            title=texts["title"],
+            title=texts.get("title", entry),
             surface=texts["surface"],
             bottom=texts["bottom"],
             key_clues=clues,

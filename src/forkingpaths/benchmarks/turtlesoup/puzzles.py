@@ -52,6 +52,12 @@ _CATEGORY_ALIASES: Mapping[str, str] = MappingProxyType(
         "originals": "original",
         "原创故事": "original",
         "超自然奇幻": "supernatural",
+        # Table 2's column heads.
+        "crime_thrill": "crime_thriller",
+        "supernat": "supernatural",
+        "const_change": "constant_change",
+        "clev_logic": "clever_logic",
+        "orig_data": "original",
     }
 )
 
@@ -94,6 +100,53 @@ class PuzzleError(InvalidFile):
         self.puzzle_id = puzzle_id
         where = file if index is None else f"{file}#{index}"
         super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
+
+
+class PuzzleWarning(PuzzleError):
+    """A defect of an entry that still loads: `FILE#INDEX: FIELD: MESSAGE` like a refusal, never
+    raised, and its `kind` (a key of WARNING_KINDS) for the import report's census.
+
+    The loaders return warnings among their problems; `refusals` and `warnings_of` split them.
+    """
+
+    def __init__(
+        self,
+        file: str,
+        index: int | None,
+        field: str,
+        message: str,
+        kind: str,
+        puzzle_id: str | None = None,
+    ) -> None:
+        super().__init__(file, index, field, message, puzzle_id)
+        self.kind = kind
+
+
+WARNING_KINDS: Mapping[str, str] = MappingProxyType(
+    {
+        "mismatched_languages": "an entry's two languages differ in a list's length; each "
+        "language loads alone",
+        "language": "the text reads as the other language; loaded under the language it is "
+        "filed or imported as",
+        "tips": "some tips are not text; the text ones are the clue library",
+        "title": "no title; the entry id stands in",
+        "duplicate_title": "a title used before; cases naming it go to the first story",
+        "category": "an unknown category; the story is uncategorized",
+        "abstraction": "gold points break App. D.3's rule (names in logic points, 2-5 logic "
+        "points, 3-8 details)",
+    }
+)
+"""Warning kind -> what it means and what was loaded instead."""
+
+
+def refusals(problems: Sequence[PuzzleError]) -> list[PuzzleError]:
+    """The problems that refused an entry or file (not warnings)."""
+    return [p for p in problems if not isinstance(p, PuzzleWarning)]
+
+
+def warnings_of(problems: Sequence[PuzzleError]) -> list[PuzzleWarning]:
+    """The warnings among `problems`: defects of entries that still loaded."""
+    return [p for p in problems if isinstance(p, PuzzleWarning)]
 
 
 @dataclass(frozen=True)
@@ -229,10 +282,11 @@ def _language_block(
 def entry_puzzles(
     entry: Any, file: str, index: int, *, source: str, allow_no_clues: bool = False
 ) -> tuple[list[Puzzle], list[PuzzleError]]:
-    """The puzzles of one bilingual entry of our format, or (nothing, every problem found).
+    """The puzzles of one bilingual entry of our format and its problems.
 
-    An entry is refused whole: a translation whose clue or point counts differ from its
-    original would let the two languages' results diverge silently.
+    An entry with a refusal (a PuzzleError) loads nothing. Two languages whose clue or point
+    counts differ are a warning (`mismatched_languages`), and each language loads alone: the
+    paper's release has such a pair, and refusing it would drop a playable story.
     """
     if not isinstance(entry, dict):
         return [], [
@@ -280,20 +334,20 @@ def entry_puzzles(
         )
         errors += block_errors
         blocks[lang] = fields
-    if len(present) == 2 and not errors:
+    if errors:
+        return [], errors
+    warnings: list[PuzzleError] = []
+    if len(present) == 2:
         for key in LIST_FIELDS:
             n_en, n_zh = len(blocks["en"][key]), len(blocks["zh"][key])
             if n_en != n_zh:
-                errors.append(
-                    PuzzleError(
-                        file,
-                        index,
-                        f"zh.{key}",
-                        f"mismatched languages: {n_zh} items but en.{key} has {n_en}",
-                    )
+                message = (
+                    f"mismatched languages: {n_zh} items but en.{key} has {n_en}; each "
+                    "language loads alone"
                 )
-    if errors:
-        return [], errors
+                warnings.append(
+                    PuzzleWarning(file, index, f"zh.{key}", message, "mismatched_languages")
+                )
     return [
         Puzzle(
             id=f"{entry_id}-{lang}",
@@ -309,7 +363,7 @@ def entry_puzzles(
             source=source,
         )
         for lang in present
-    ], []
+    ], warnings
 
 
 def load_yaml_files(

@@ -37,7 +37,8 @@ from typing import Any, Protocol, TypeVar
 from forkingpaths.benchmarks.turtlesoup import responder_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.importers import CASE_LABEL_NAMES, CASE_LABELS
 from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
-from forkingpaths.core.chat import ChatModel, Message, ModelParams
+from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED, sampling
+from forkingpaths.core.chat import ChatModel, Message
 from forkingpaths.core.errors import ConfigError, shown
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.text import strip_reasoning
@@ -61,7 +62,7 @@ ANSWER_WORDS: Mapping[str, Mapping[str, str]] = MappingProxyType(
 )
 """The answers of ANSWERS as a player of each language reads them."""
 
-RESPONDER_PARAMS = ModelParams(temperature=0.0)
+RESPONDER_PARAMS = sampling(MODEL_SEED, temperature=0.0)
 """Both calls are greedy (App. D.1), whatever the run's sampling settings."""
 
 ANSWER_THRESHOLD = 0.6
@@ -303,14 +304,22 @@ class Responder:
         puzzle: the puzzle; its language selects the prompts.
         key_clues: run the key clue check (False: Table 3's "w/o Key Clue", one call per question).
         retries: corrective retries of an unreadable reply, per call, before giving up.
+        seed: the seed of every call (App. D.1: 42); None sends none.
     """
 
     def __init__(
-        self, model: ChatModel, puzzle: Puzzle, *, key_clues: bool = True, retries: int = 2
+        self,
+        model: ChatModel,
+        puzzle: Puzzle,
+        *,
+        key_clues: bool = True,
+        retries: int = 2,
+        seed: int | None = MODEL_SEED,
     ) -> None:
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ConfigError(f"retries: expected an integer >= 0, got {shown(retries)}")
         _language_prompts(puzzle)
+        self.params = sampling(seed, temperature=0.0)
         self.model = model
         self.puzzle = puzzle
         self.key_clues = key_clues
@@ -375,7 +384,7 @@ class Responder:
         conversation = list(messages)
         reply = ""
         for _ in range(self.retries + 1):
-            completion = await self.model.complete(conversation, RESPONDER_PARAMS)
+            completion = await self.model.complete(conversation, self.params)
             calls.append(ModelCallRecord.from_completion(completion, purpose=purpose))
             reply = completion.text
             value = read(reply)

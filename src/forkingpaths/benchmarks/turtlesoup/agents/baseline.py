@@ -13,9 +13,10 @@ from forkingpaths.benchmarks.turtlesoup.agents.mosaic import (
     key_clue_records,
     parse_belief,
 )
+from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED, benchmark_seed, sampling
 from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
-from forkingpaths.core.chat import ChatModel, Message, ModelParams
+from forkingpaths.core.chat import ChatModel, Message
 from forkingpaths.core.env import Observation
 from forkingpaths.core.records import ModelCallRecord
 from forkingpaths.models.text import strip_reasoning
@@ -50,9 +51,9 @@ class BaselineQuestioner:
     reach it only as they appear in the history.
     """
 
-    def __init__(self, model: ChatModel) -> None:
+    def __init__(self, model: ChatModel, *, seed: int | None = MODEL_SEED) -> None:
         self.model = model
-        self.params = ModelParams()
+        self.params = sampling(seed)  # seed 42 on every call (App. D.1); None: the run's own
 
     def reset(self, instance: Instance, seed: int) -> None:
         """Nothing to forget: every prompt is built from the observation alone."""
@@ -102,4 +103,4 @@ def make_baseline(
     benchmark: Benchmark | None = None, model: ChatModel | None = None
 ) -> BaselineQuestioner:
     """Factory of the `baseline` agent (Table 3, "w/o all agents")."""
-    return BaselineQuestioner(require_model(model, "baseline"))
+    return BaselineQuestioner(require_model(model, "baseline"), seed=benchmark_seed(benchmark))

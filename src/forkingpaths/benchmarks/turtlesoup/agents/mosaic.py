@@ -14,6 +14,7 @@ from typing import Any
 from forkingpaths.benchmarks.turtlesoup.agents import mosaic_prompts as prompts
 from forkingpaths.benchmarks.turtlesoup.agents.genres import GENRES, genre_by_id
 from forkingpaths.benchmarks.turtlesoup.dialogue import question_key
+from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED, benchmark_seed, sampling
 from forkingpaths.core.agent import Decision, require_model
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
@@ -584,6 +585,7 @@ class MosaicAgent:
         switch_threshold: float = 0.1,
         history_window: int = 10,
         screening_window: int = 4,
+        seed: int | None = MODEL_SEED,
     ) -> None:
         self.model = model
         self.deliberation = _check_bool("deliberation", deliberation)
@@ -595,7 +597,8 @@ class MosaicAgent:
         self.switch_threshold = _check_unit("switch_threshold", switch_threshold, allow_zero=True)
         self.history_window = _check_int("history_window", history_window)
         self.screening_window = _check_int("screening_window", screening_window)
-        self.params = ModelParams()
+        # Seed 42 on every call but the genre votes (App. D.1); None leaves the run's own.
+        self.params = sampling(seed)
         self._start(None)
 
     def _start(self, puzzle_id: str | None) -> None:
@@ -884,4 +887,5 @@ def make_mosaic(
         switch_threshold=switch_threshold,
         history_window=history_window,
         screening_window=screening_window,
+        seed=benchmark_seed(benchmark),
     )

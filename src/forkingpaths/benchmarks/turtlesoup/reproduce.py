@@ -1,0 +1,150 @@
+"""TurtleSoup-Bench's tables as reproductions: Table 2 (scores and Reduce against a human
+baseline) and Table 3 (Mosaic-Agent's ablations)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from forkingpaths.benchmarks.turtlesoup.human_baseline import (
+    category_scores,
+    load_human_baseline,
+)
+from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
+from forkingpaths.benchmarks.turtlesoup.puzzles import CATEGORIES
+from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED
+from forkingpaths.core.reproduce import (
+    PublishedTable,
+    ReproContext,
+    Reproduction,
+    ReproResult,
+    ReproRun,
+    ResultRow,
+    ResultTable,
+    RunView,
+    metric_table,
+)
+
+OFFLINE_QUESTIONER = "scripted/turtlesoup-questioner"
+OFFLINE_ROLES: Mapping[str, str] = MappingProxyType(
+    {"responder": "scripted/turtlesoup-responder", "judge": "scripted/turtlesoup-judge"}
+)
+"""`--model scripted`: the scripted questioner, responder and judge (the quick configs')."""
+
+LANGUAGE_ROWS = (("zh", "Ch"), ("en", "En"))
+"""Table 2's rows of a model: our language -> the paper's label."""
+HUMAN_ROW = "Human Baseline"
+
+TABLE3_ROWS: tuple[tuple[str, str, str, Mapping[str, object]], ...] = (
+    ("Mosaic-Agent", "mosaic", "mosaic", {}),
+    ("w/o Deliberation", "no_deliberation", "mosaic", {"deliberation": False}),
+    ("w/o Meta-Cog.", "no_metacognition", "mosaic", {"metacognition": False}),
+    ("w/o Pruning", "no_pruning", "mosaic", {"pruning": False}),
+    ("w/o Key Clue", "no_key_clue", "mosaic", {"key_clues": False}),
+    ("w/o All agents", "baseline", "baseline", {}),
+)
+"""Table 3: (row as printed, run key, agent, agent options)."""
+
+
+def _run(key: str, agent: str, label: str, **fields: object) -> ReproRun:
+    """A run of the paper's protocol (§5.1, App. D.1): temperature 0, seed 42, one pass."""
+    return ReproRun(
+        key=key,
+        agent=agent,
+        label=label,
+        temperature=0.0,
+        model_seed=MODEL_SEED,
+        offline_model=OFFLINE_QUESTIONER,
+        offline_roles=OFFLINE_ROLES,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def table2_runs(ctx: ReproContext) -> Sequence[ReproRun]:
+    """One Mosaic-Agent run over both languages of every category; the user's model is
+    questioner and responder (§5.1), the judge the questioner's model unless `--role judge`."""
+    return [_run("mosaic", "mosaic", "Mosaic-Agent", split="all")]
+
+
+def table3_instances() -> tuple[str, ...]:
+    """The Chinese Original stories of the shipped corpus (Table 3's split)."""
+    puzzles, _ = load_corpus(language="zh")
+    return tuple(p.id for p in puzzles if p.category == "original")
+
+
+def table3_runs(ctx: ReproContext) -> Sequence[ReproRun]:
+    """Mosaic-Agent and its five ablations on the Chinese Original stories."""
+    instances = table3_instances()
+    return [
+        _run(key, agent, label, split="zh", instances=instances, agent_options=dict(options))
+        for label, key, agent, options in TABLE3_ROWS
+    ]
+
+
+def compute_table2(
+    runs: Mapping[str, RunView], published: PublishedTable | None, ctx: ReproContext
+) -> ReproResult:
+    """Our Ch and En rows (Overall by category and Reduce = score - human score of the
+    category) and the human baseline row, each beside the published one."""
+    if published is None:
+        raise ValueError("turtlesoup:table2 needs its published table")
+    human = load_human_baseline(ctx.inputs["human_baseline"])
+    model = published.match_model(ctx.compare_to)
+    by_group = runs["mosaic"].metrics.get("by_group") or {}
+    rows: list[ResultRow] = []
+    for language, label in LANGUAGE_ROWS:
+        scores = category_scores(by_group, language)
+        ours: dict[str, float | None] = {}
+        for category in CATEGORIES:
+            ours[category] = scores[category]
+            ours[f"{category}_reduce"] = human.reduce(category, scores[category])
+        printed = {c.key: published.value(model, label, c.key) for c in published.columns}
+        rows.append(ResultRow(label=label, ours=ours, published=printed))
+    rows.append(
+        ResultRow(
+            label=HUMAN_ROW,
+            ours={c: human.categories.get(c) for c in CATEGORIES},
+            published={c: published.value(HUMAN_ROW, HUMAN_ROW, c) for c in CATEGORIES},
+        )
+    )
+    notes = [*published.notes, f"human baseline: {human.source}"]
+    if human.puzzles:
+        counted = ", ".join(f"{c} {n}" for c, n in human.puzzles.items())
+        notes.append(f"human baseline averaged over puzzles: {counted}")
+    table = ResultTable(
+        title=f"{published.table}: {published.title}",
+        columns=list(published.columns),
+        rows=rows,
+        published_model=model,
+        notes=notes,
+    )
+    return ReproResult(tables=[table])
+
+
+def reproductions() -> list[Reproduction]:
+    """turtlesoup:table2 and turtlesoup:table3."""
+    return [
+        Reproduction(
+            key="turtlesoup:table2",
+            title="Table 2: Mosaic-Agent's Overall score by category and language, and its "
+            "Reduce against the human baseline",
+            runs=table2_runs,
+            compute=compute_table2,
+            published="table2.yaml",
+            inputs={
+                "human_baseline": "human Overall scores, per category or per puzzle (YAML/JSON; "
+                "the paper's row: turtlesoup/data/human_baseline_paper.yaml)"
+            },
+            description="Mosaic-Agent on both languages, questioner = responder = --model, "
+            "seed 42, temperature 0; Reduce = score - human score of the category",
+        ),
+        Reproduction(
+            key="turtlesoup:table3",
+            title="Table 3: Ablations of Mosaic-Agent",
+            runs=table3_runs,
+            compute=metric_table([(label, key) for label, key, _, _ in TABLE3_ROWS]),
+            published="table3.yaml",
+            description="Mosaic-Agent and 5 ablations on the Chinese Original stories, "
+            "seed 42, temperature 0",
+        ),
+    ]
