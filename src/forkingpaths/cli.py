@@ -559,8 +559,12 @@ def _print_reproductions(console: Console, paper: str | None) -> None:
     rows = []
     for entry in list_reproductions(paper):
         repro = entry.reproduction
-        needs = " ".join(f"--input {n}=PATH" for n in repro.inputs)
-        protocol = f"{repro.description} (needs {needs})" if needs else repro.description
+        protocol = repro.description
+        if repro.inputs:
+            protocol += " (needs " + " ".join(f"--input {n}=PATH" for n in repro.inputs) + ")"
+        if repro.optional_inputs:
+            optional = " ".join(f"--input {n}=PATH" for n in repro.optional_inputs)
+            protocol += f" (optional {optional})"
         rows.append([repro.key, repro.title, protocol])
     _print_table(console, "Reproductions", ["PAPER:ITEM", "as printed", "protocol"], rows)
 

@@ -79,7 +79,7 @@ class ReproContext:
     compare_to: str | None = None
     """Published model whose rows our numbers are set against (None: the best match)."""
     inputs: Mapping[str, Path] = field(default_factory=dict)
-    """Files the user gave for the reproduction's `inputs` (a human scores file)."""
+    """Files the user gave for the reproduction's `inputs` and `optional_inputs`."""
     limit: int | None = None
     """At most this many instances per run (a smoke test; the table says so)."""
     out_dir: Path = Path(".")
@@ -225,7 +225,10 @@ class Reproduction:
     """File name of the published table under the benchmark's `data/published/`."""
     kind: Literal["table", "figure"] = "table"
     inputs: Mapping[str, str] = field(default_factory=dict)
-    """Files the user must give (`--input NAME=PATH`): name -> what it is."""
+    """Files or folders the user must give (`--input NAME=PATH`): name -> what it is."""
+    optional_inputs: Mapping[str, str] = field(default_factory=dict)
+    """Files or folders the user may give (a release to play instead of the shipped data, an
+    evolved prompt that adds a row): name -> what it is."""
     description: str = ""
     """One line for `forkingpaths reproduce list`: the protocol in short."""
 

@@ -188,21 +188,21 @@ def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext) -> Path:
 
 
 def check_inputs(listed: Listed, inputs: Mapping[str, Path]) -> None:
-    """Every file the reproduction needs is given and readable; nothing else is given."""
-    wanted = listed.reproduction.inputs
+    """Every input the reproduction needs is given and exists; nothing unknown is given."""
+    repro = listed.reproduction
+    known = {**repro.inputs, **repro.optional_inputs}
     for name, path in inputs.items():
-        if name not in wanted:
-            allowed = ", ".join(wanted) or "(none)"
+        if name not in known:
+            allowed = ", ".join(known) or "(none)"
             raise ConfigError(
-                f"--input {name}: {listed.reproduction.key} takes no such input; "
-                f"it takes: {allowed}"
+                f"--input {name}: {repro.key} takes no such input; it takes: {allowed}"
             )
-        if not Path(path).is_file():
-            raise ConfigError(f"--input {name}={path}: no such file")
-    missing = [n for n in wanted if n not in inputs]
+        if not Path(path).exists():
+            raise ConfigError(f"--input {name}={path}: no such file or folder")
+    missing = [n for n in repro.inputs if n not in inputs]
     if missing:
-        described = "; ".join(f"{n}=PATH ({wanted[n]})" for n in missing)
-        raise ConfigError(f"{listed.reproduction.key} needs --input {described}")
+        described = "; ".join(f"{n}=PATH ({repro.inputs[n]})" for n in missing)
+        raise ConfigError(f"{repro.key} needs --input {described}")
 
 
 async def reproduce(
