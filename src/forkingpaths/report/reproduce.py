@@ -43,9 +43,11 @@ def _number(value: float | None, decimals: int, *, signed: bool = False) -> str:
 def result_table(table: ResultTable) -> Table:
     """Rows as the paper's, each column as three: ours, the paper's, ours minus the paper's."""
     header = ["method"]
+    groups: list[tuple[str, int]] = [("", 1)]
     for column in table.columns:
         arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
-        header += [f"{column.label}{arrow} ours", "paper", "Δ"]
+        header += ["ours", "paper", "Δ"]
+        groups.append((f"{column.label}{arrow}", 3))
     rows: list[list[str]] = []
     for row in table.rows:
         cells = [row.label]
@@ -59,7 +61,7 @@ def result_table(table: ResultTable) -> Table:
         rows.append(cells)
     against = f"published numbers: {table.published_model}" if table.published_model else ""
     note = "; ".join(part for part in [against, *table.notes] if part)
-    return Table(title=table.title, header=header, rows=rows, note=note)
+    return Table(title=table.title, header=header, rows=rows, note=note, groups=groups)
 
 
 def rich_result_table(table: ResultTable) -> RichTable:

@@ -20,6 +20,9 @@ class Table:
     header: list[str]
     rows: list[list[Any]] = field(default_factory=list)
     note: str = ""
+    groups: list[tuple[str, int]] = field(default_factory=list)
+    """Optional row above the header: (title, columns spanned), e.g. a metric over its ours /
+    paper / Δ columns."""
 
 
 @dataclass(frozen=True)
