@@ -76,7 +76,14 @@ async def test_counts_print_as_integers_and_scores_keep_their_decimals(tmp_path:
     assert groups["zombie_lab"]["paths_found"] == 4.0
     page = read_page(oracle.run_dir.report_path)
     table = page.tables["By configuration"]
-    assert table[0] == ["group", "paths_found", "paths_total", "avg_steps"]
+    assert table[0] == [
+        "group",
+        "paths_found",
+        "paths_total",
+        "extra_paths_found",
+        "avg_steps",
+    ]
+    assert column(table, "extra_paths_found") == ["0", "0"]
     assert column(table, "paths_found") == ["4", "8"]
     assert column(table, "paths_total") == ["4", "8"]
     metrics = _fields(page.tables["Metrics"])
