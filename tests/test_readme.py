@@ -164,6 +164,13 @@ def test_fast_offline_commands_run_as_written(tmp_path: Path) -> None:
     gym = run_command(offline("import gymnasium"), tmp_path)
     assert gym.returncode == 0, gym.stderr
 
+    table = run_command(offline("reproduce mutate:table3 --model scripted"), tmp_path)
+    assert table.returncode == 0, table.stderr
+    # The README's excerpt: Base's row, ours / paper (Δ).
+    base = next(line for line in table.stdout.splitlines() if "│ Base " in line)
+    assert "0 / 27 (−27)" in base and "40.5 / 25.3 (+15.2)" in base
+    assert "report: runs/reproduce-mutate-table3-scripted/report.html" in table.stdout
+
 
 def test_the_readme_names_what_its_examples_need() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
