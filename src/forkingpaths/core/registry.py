@@ -81,6 +81,7 @@ SCRIPTED_POLICIES: Mapping[str, str] = MappingProxyType(
         "garbage": "forkingpaths.models.scripted:GarbagePolicy",
         "griddag-frontier": f"{_B}.griddag.agents.scripted:FrontierPolicy",
         "griddag-random": f"{_B}.griddag.agents.scripted:RandomWalkPolicy",
+        "griddag-noisy": f"{_B}.griddag.agents.scripted:NoisyFrontierPolicy",
         "eeb-reference": f"{_B}.eeb.agents.scripted:EEBPolicy",
         "eeb-maze-explorer": f"{_B}.eeb.agents.scripted:MazeExplorerPolicy",
         "eeb-match2-greedy": f"{_B}.eeb.agents.scripted:Match2GreedyPolicy",

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from forkingpaths.benchmarks.griddag import figures
+from forkingpaths.benchmarks.griddag import figures, plots
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
+from forkingpaths.benchmarks.griddag.reproduce import OFFLINE_NOTE
 from forkingpaths.core.errors import InvalidFile
 from forkingpaths.core.reproduce import ReproContext, ResultTable, load_published
 from forkingpaths.runner.reproduce import (
@@ -29,7 +30,9 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("runs")
 
 
-def reproduce(key: str, runs_dir: Path, limit: int = 3, **kwargs: object) -> ReproOutcome:
+def reproduce(key: str, runs_dir: Path, limit: int = 6, **kwargs: object) -> ReproOutcome:
+    """Offline, on the first `limit` instances: six are the low-exploration maps of the easy and
+    medium DAGs, where the noisy stand-in fails some episodes."""
     return run_reproduction(
         f"explore-exploit:{key}", model="scripted", limit=limit, runs_dir=runs_dir, **kwargs
     )
@@ -72,14 +75,34 @@ def test_protocols_follow_appendix_c2() -> None:
     assert figure1b["random"].model is None and figure1b["frontier"].model is None
 
 
+def test_offline_runs_play_the_noisy_frontier_stand_in() -> None:
+    offline = plan_specs(find_reproduction("explore-exploit:figure4"), ReproContext("scripted"))
+    assert offline["react-default-base"].model == "scripted/griddag-noisy"
+    assert offline["frontier"].model is None
+    assert OFFLINE_NOTE == (
+        "offline stand-in: a frontier agent with 30% random moves (scripted/griddag-noisy), "
+        "not a language model"
+    )
+
+
 def test_table2_offline(runs_dir: Path) -> None:
     out = reproduce("table2", runs_dir)
     (table,) = out.result.tables
-    perfect = {"success_rate": 100.0, "exploration_error": 0.0, "exploitation_error": 0.0}
     assert rows(table) == {
-        "Baseline": {**perfect, "steps_success": 10.0},
-        "+ Harness Engineering": {**perfect, "steps_success": 10.0},
+        "Baseline": {
+            "success_rate": 83.3333,
+            "exploration_error": 0.135726,
+            "exploitation_error": 0.213175,
+            "steps_success": 21.4,
+        },
+        "+ Harness Engineering": {
+            "success_rate": 66.6667,
+            "exploration_error": 0.053554,
+            "exploitation_error": 0.101143,
+            "steps_success": 16.5,
+        },
     }
+    assert out.result.notes[0] == OFFLINE_NOTE
     assert table.published_model == "Gemini 3.1 Flash Lite"
     assert table.rows[0].published == {
         "success_rate": 51.9,
@@ -89,7 +112,7 @@ def test_table2_offline(runs_dir: Path) -> None:
     }
     gpt = reproduce("table2", runs_dir, compare_to="GPT-4.1").result.tables[0]
     assert [r.published["success_rate"] for r in gpt.rows] == [63.0, 92.6]
-    assert gpt.rows[1].difference("steps_success") == pytest.approx(10.0 - 66.1)
+    assert gpt.rows[1].difference("steps_success") == pytest.approx(16.5 - 66.1)
 
 
 def test_unknown_compare_to_is_refused_in_one_line(runs_dir: Path) -> None:
@@ -100,10 +123,19 @@ def test_unknown_compare_to_is_refused_in_one_line(runs_dir: Path) -> None:
 
 def test_table3_offline(runs_dir: Path) -> None:
     (table,) = reproduce("table3", runs_dir).result.tables
-    perfect = {"success_rate": 100.0, "exploration_error": 0.0, "exploitation_error": 0.0}
     assert rows(table) == {
-        "Semantic ✗": {**perfect, "steps_success": 61.0},
-        "Semantic ✓": {**perfect, "steps_success": 61.0},
+        "Semantic ✗": {
+            "success_rate": 100.0,
+            "exploration_error": 0.111534,
+            "exploitation_error": 0.213518,
+            "steps_success": 96.0,
+        },
+        "Semantic ✓": {
+            "success_rate": 100.0,
+            "exploration_error": 0.048008,
+            "exploitation_error": 0.15,
+            "steps_success": 84.666667,
+        },
     }
     assert [r.published["exploitation_error"] for r in table.rows] == [0.091, 0.015]
 
@@ -114,26 +146,39 @@ def test_figure1b_offline(runs_dir: Path) -> None:
     assert path == out.out_dir / "figure1b.png" and png_size(path) == (924, 506)
     (table,) = out.result.tables
     ours = rows(table)
-    assert ours["default"] == {"success_rate": 100.0, "exploitation_error": 0.0}
-    assert ours["all prompt sets"] == {"success_rate": 100.0, "exploitation_error": 0.0}
-    # The random walk never makes a state pending on these maps: no exploitation step to judge.
-    assert ours["random (reference)"] == {"success_rate": 0.0, "exploitation_error": None}
+    assert [ours[k]["success_rate"] for k in ours if k != "least-squares fit"] == [
+        83.3333, 66.6667, 66.6667, 100.0, 100.0, 100.0, 100.0, 83.3333, 87.5, 100.0, 0.0,
+    ]  # fmt: skip
+    assert ours["default"] == {"success_rate": 83.3333, "exploitation_error": 0.213175}
+    assert ours["all prompt sets"] == {"success_rate": 87.5, "exploitation_error": 0.133893}
+    assert ours["frontier (reference)"] == {"success_rate": 100.0, "exploitation_error": 0.0}
+    assert ours["random (reference)"] == {"success_rate": 0.0, "exploitation_error": 0.445106}
     fit = table.rows[-1]
     assert (fit.label, fit.ours, fit.published) == (
         "least-squares fit",
-        {"r2": None},
+        {"r2": 0.659083},
         {"r2": 0.006},
     )
+    # Every point but the frontier's (error 0) is in the fit: 8 prompt sets, the pool, random.
+    assert out.result.notes[:2] == [
+        OFFLINE_NOTE,
+        "R² over the 10 point(s) of positive exploitation error; a point of error 0 is drawn "
+        "hollow at the left edge and left out of the fit",
+    ]
 
 
 def test_figure4_offline(runs_dir: Path) -> None:
     out = reproduce("figure4", runs_dir)
     summary, bins = out.result.tables
-    for label in ("default", "reasoning", "frontier (reference)"):
-        assert rows(summary)[label] == {"success_rate": 100.0, "early": 0.933333, "late": 0.45}
-        assert list(rows(bins)[label].values()) == [
-            1.0, 1.0, 1.0, 0.666667, 1.0, 0.25, 0.333333, 0.5, 0.5, 0.666667,
-        ]  # fmt: skip
+    assert rows(summary) == {
+        "default": {"success_rate": 83.333333, "early": 0.589091, "late": 0.123931},
+        "reasoning": {"success_rate": 100.0, "early": 0.63359, "late": 0.174276},
+        "frontier (reference)": {"success_rate": 100.0, "early": 0.858333, "late": 0.202222},
+    }
+    # Every run explores less as the episode goes on; the frontier most early on.
+    assert list(rows(bins)["default"].values()) == [
+        0.909091, 0.7, 0.636364, 0.1, 0.6, 0.230769, 0.111111, 0.083333, 0.111111, 0.083333,
+    ]  # fmt: skip
     assert "(b) instance low-easy-s0: the first where every run succeeded" in out.result.notes
     assert png_size(out.result.figures[0][1]) == (1760, 462)
 
@@ -141,12 +186,33 @@ def test_figure4_offline(runs_dir: Path) -> None:
 def test_figure5_offline(runs_dir: Path) -> None:
     out = reproduce("figure5", runs_dir)
     (table,) = out.result.tables
-    assert list(rows(table)) == ["base", "exploration", "exploitation", "balance"]
-    assert set(map(tuple, (r.values() for r in rows(table).values()))) == {(0.0, 0.0, 100.0)}
-    assert out.result.notes[0] == (
-        "exploration_error: the paper highlights exploration; ours best: base, exploration, "
-        "exploitation, balance"
-    )
+    assert rows(table) == {
+        "base": {
+            "exploration_error": 0.135726,
+            "exploitation_error": 0.213175,
+            "success_rate": 83.3333,
+        },
+        "exploration": {
+            "exploration_error": 0.079569,
+            "exploitation_error": 0.191361,
+            "success_rate": 66.6667,
+        },
+        "exploitation": {
+            "exploration_error": 0.068681,
+            "exploitation_error": 0.107639,
+            "success_rate": 66.6667,
+        },
+        "balance": {
+            "exploration_error": 0.066667,
+            "exploitation_error": 0.097475,
+            "success_rate": 100.0,
+        },
+    }
+    assert out.result.notes[1:4] == [
+        "exploration_error: the paper highlights exploration; ours best: balance",
+        "exploitation_error: the paper highlights exploitation; ours best: balance",
+        "success_rate: the paper highlights exploration; ours best: balance",
+    ]
     assert png_size(out.result.figures[0][1]) == (1210, 418)
 
 
@@ -155,8 +221,8 @@ def test_figure20_offline(runs_dir: Path) -> None:
     out = reproduce("figure20", runs_dir, limit=9)
     demand, size = out.result.tables
     assert rows(demand)["low"] == {
-        "exploration_error": 0.0,
-        "exploitation_error": 0.0,
+        "exploration_error": 0.111104,
+        "exploitation_error": 0.184168,
         "episodes": 9.0,
     }
     assert rows(demand)["high"] == {
@@ -164,9 +230,27 @@ def test_figure20_offline(runs_dir: Path) -> None:
         "exploitation_error": None,
         "episodes": 0.0,
     }
-    assert [r["episodes"] for r in rows(size).values()] == [3.0, 3.0, 3.0]
-    assert list(rows(size)) == ["small (4 nodes)", "medium (6 nodes)", "large (8 nodes)"]
-    assert "exploration error with DAG size: ours no monotone trend" in out.result.notes
+    assert rows(size) == {
+        "small (4 nodes)": {
+            "exploration_error": 0.167749,
+            "exploitation_error": 0.257576,
+            "episodes": 3.0,
+        },
+        "medium (6 nodes)": {
+            "exploration_error": 0.103704,
+            "exploitation_error": 0.183575,
+            "episodes": 3.0,
+        },
+        "large (8 nodes)": {
+            "exploration_error": 0.061858,
+            "exploitation_error": 0.135823,
+            "episodes": 3.0,
+        },
+    }
+    assert "exploration error with DAG size: ours falls" in out.result.notes
+    assert "exploration error with exploration demand: ours too few levels measured" in (
+        out.result.notes
+    )
     assert png_size(out.result.figures[0][1]) == (1100, 440)
 
 
@@ -209,5 +293,27 @@ def test_figure1b_draws_the_fit_over_positive_errors(tmp_path: Path) -> None:
     ax = fig.axes[0]
     assert "R² ours: 0.998; paper: 0.006" in ax.get_title()
     assert [t.get_text() for t in ax.get_legend().get_texts()][-2:] == ["d (error 0)", "fit"]
+    undefined = figures.ScatterPoint("random (reference)", 0.0, None)
+    fig = figures.success_vs_log_exploitation_figure([*points, undefined], r2, 0.006)
+    assert "not drawn (exploitation error undefined): random (reference)" in [
+        t.get_text() for t in fig.axes[0].texts
+    ]
     fig.savefig(tmp_path / "f.png")
     assert png_size(tmp_path / "f.png")[0] > 0
+
+
+def test_figure5_best_label_is_highlighted_even_at_height_zero() -> None:
+    fig = figures.prompt_bars_figure([("base", 0.1, 0.2, 0.8), ("exploration", 0.05, 0.0, 1.0)])
+    exploitation = fig.axes[1]
+    assert [(t.get_text(), t.get_color()) for t in exploitation.texts] == [
+        ("0.200", "black"),
+        ("0.000", figures.HIGHLIGHT),
+    ]
+
+
+def test_map_paths_draw_each_revisit_of_a_cell_one_lane_over() -> None:
+    path = [(0, 0), (1, 0), (0, 0), (1, 0), (0, 0), (0, 0), (0, 0), (0, 0)]
+    lanes = plots.lane_positions(path)
+    assert lanes[:3] == [(0.0, 0.0), (1.0, 0.0), (0.11, 0.11)]
+    # At most MAX_LANES lanes: the fourth and later revisits share the last one.
+    assert lanes[-3:] == [(0.33, 0.33)] * 3

@@ -1,4 +1,4 @@
-"""Tests of the scripted griddag models: FrontierPolicy and RandomWalkPolicy."""
+"""Tests of the scripted griddag models: FrontierPolicy, NoisyFrontierPolicy, RandomWalkPolicy."""
 
 from __future__ import annotations
 
@@ -14,10 +14,15 @@ from forkingpaths.benchmarks.griddag.agents.knowledge import (
     parse_observation,
 )
 from forkingpaths.benchmarks.griddag.agents.react import strip_action_json
-from forkingpaths.benchmarks.griddag.agents.scripted import FrontierPolicy, RandomWalkPolicy
+from forkingpaths.benchmarks.griddag.agents.scripted import (
+    FrontierPolicy,
+    NoisyFrontierPolicy,
+    RandomWalkPolicy,
+)
 from forkingpaths.benchmarks.griddag.env import GridDagEnv
 from forkingpaths.benchmarks.griddag.world import parse_direction
 from forkingpaths.core.chat import Message, ModelParams, ScriptedPolicy
+from forkingpaths.models.scripted import load_policy
 
 PARAMS = ModelParams()
 
@@ -160,3 +165,76 @@ def test_random_walk_policy_reasoning_mode_ends_with_json() -> None:
     reply = RandomWalkPolicy().respond(messages, PARAMS)
     assert reply == f'{prompts.REASONING_RANDOM}\n{{"action":"left"}}'
     assert strip_action_json(reply) == prompts.REASONING_RANDOM
+
+
+# ---- NoisyFrontierPolicy ----
+
+
+def _open_cells(count: int, mode: str = "reasoning") -> list[list[Message]]:
+    """`count` one-turn conversations at distinct cells with all four directions open."""
+    out = []
+    for i in range(count):
+        x, y = divmod(i, 20)
+        text = (
+            f"OBSERVATION: You are at [{x}, {y}]. You found nothing here. Available directions: "
+            "up, down, left, right. You spent 0 steps."
+        )
+        out.append(conversation(mode, [text], []))
+    return out
+
+
+def test_noisy_policy_is_registered_with_the_paper_stand_in_share() -> None:
+    policy = load_policy("griddag-noisy")
+    assert isinstance(policy, NoisyFrontierPolicy)
+    assert policy.epsilon == NoisyFrontierPolicy.epsilon == 0.3
+    with pytest.raises(ValueError, match=r"epsilon: 1\.5 is not a probability in \[0, 1\]"):
+        NoisyFrontierPolicy(1.5)
+
+
+def test_noisy_policy_is_stateless_and_reproducible() -> None:
+    conversations = _open_cells(40, "default")
+    policy = NoisyFrontierPolicy()
+    first = [policy.respond(m, PARAMS) for m in conversations]
+    # Another object, and the same object after other requests: the same replies.
+    assert [NoisyFrontierPolicy().respond(m, PARAMS) for m in reversed(conversations)] == first[
+        ::-1
+    ]
+    assert [policy.respond(m, PARAMS) for m in conversations] == first
+
+
+def test_noisy_policy_random_share_is_near_epsilon_in_the_reasoning_format() -> None:
+    """On 400 fixed observations the coin comes up random on a share near 0.3 (pinned), each
+    random reply says so before its JSON; the others are exactly the frontier reply."""
+    conversations = _open_cells(400)
+    frontier, noisy = FrontierPolicy(), NoisyFrontierPolicy()
+    random_replies = 0
+    for messages in conversations:
+        reply = noisy.respond(messages, PARAMS)
+        if reply.startswith(prompts.REASONING_RANDOM):
+            random_replies += 1
+            reasoning, action = reply.split("\n")
+            assert reasoning == prompts.REASONING_RANDOM == strip_action_json(reply)
+            assert json.loads(action)["action"] in ("up", "down", "left", "right")
+        else:
+            assert reply == frontier.respond(messages, PARAMS)
+    assert random_replies == 118  # 29.5%: the draw is pinned, so a change of seeding shows here
+    assert NoisyFrontierPolicy(0.0).respond(conversations[0], PARAMS) == frontier.respond(
+        conversations[0], PARAMS
+    )
+    assert all(
+        NoisyFrontierPolicy(1.0).respond(m, PARAMS).startswith(prompts.REASONING_RANDOM)
+        for m in conversations[:20]
+    )
+
+
+def test_noisy_policy_draws_from_the_whole_conversation_system_prompt_included() -> None:
+    """The same observations under another prompt variant draw differently (as a real model
+    would answer differently), and the default mode answers with bare JSON."""
+    base = _open_cells(40, "default")
+    other = Message(role="system", content=prompts.render_system_prompt("exploration"))
+    exploration = [[other, *m[1:]] for m in base]
+    policy = NoisyFrontierPolicy()
+    a = [policy.respond(m, PARAMS) for m in base]
+    b = [policy.respond(m, PARAMS) for m in exploration]
+    assert all(json.loads(r)["action"] for r in a + b)  # bare JSON, no prose
+    assert sum(x != y for x, y in zip(a, b, strict=True)) == 18

@@ -124,6 +124,18 @@ def success_vs_log_exploitation_figure(
     if len(usable) > len(positive):
         ax.axvline(floor, color="#bbbbbb", linewidth=0.8, linestyle=":")
         ax.text(floor, 0.02, " error 0", fontsize=7, color="grey", rotation=90, va="bottom")
+    missing = [p.label for p in points if p not in usable]
+    if missing:
+        # A run with no exploitation step to judge has no error to place (the table says so).
+        ax.text(
+            0.99,
+            0.01,
+            "not drawn (exploitation error undefined): " + ", ".join(missing),
+            ha="right",
+            transform=ax.transAxes,
+            fontsize=7,
+            color="grey",
+        )
     ours = "n/a (under 3 points of positive error)" if r2 is None else f"{r2:.3f}"
     paper = "" if published_r2 is None else f"; paper: {published_r2:.3f}"
     ax.set_title(f"Success rate vs. exploitation error\nR² ours: {ours}{paper}", fontsize=9)
@@ -212,7 +224,9 @@ def prompt_bars_figure(
         ax.bar(names, heights, color=colours, edgecolor="#555555")
         for i, v in enumerate(values):
             label = "n/a" if v is None else f"{v:.3f}"
-            ax.text(i, heights[i], label, ha="center", va="bottom", fontsize=8)
+            # The best value's label is highlighted too: a best bar of height 0 is invisible.
+            colour = "black" if colours[i] == PLAIN else HIGHLIGHT
+            ax.text(i, heights[i], label, ha="center", va="bottom", fontsize=8, color=colour)
         ax.set_title(title, fontsize=10)
         ax.set_ylim(0, max([*present, 0.05]) * 1.2)
         ax.tick_params(axis="x", labelsize=8)

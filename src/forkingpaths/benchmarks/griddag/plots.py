@@ -96,7 +96,7 @@ def draw_map(
         colour = "#2ca02c" if node.name == world.goal else "#8fbcd4"
         ax.add_patch(_rect(node.pos[0], node.pos[1], colour))
         ax.text(node.pos[0], node.pos[1], node.name, ha="center", va="center", fontsize=6)
-    ax.plot(*zip(*positions, strict=True), color="#6a3d9a", linewidth=1.2, alpha=0.8)
+    ax.plot(*zip(*lane_positions(positions), strict=True), color="#6a3d9a", lw=1.2, alpha=0.8)
     sx, sy = world.start
     ax.plot([sx], [sy], marker="s", color="black", markersize=6, label="start")
     if marked:
@@ -111,6 +111,25 @@ def draw_map(
     # Below the map: inside, the legend would hide the cells of a small map.
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=7, frameon=False)
     ax.set_title(title, fontsize=9)
+
+
+LANE_SHIFT = 0.11
+"""How far (in cells) each revisit of a cell is drawn from the previous one, diagonally."""
+MAX_LANES = 3
+
+
+def lane_positions(positions: Sequence[tuple[int, int]]) -> list[tuple[float, float]]:
+    """The path's points as drawn: the k-th revisit of a cell shifted k lanes diagonally (at
+    most MAX_LANES), so that going back and forth shows as parallel lines instead of drawing
+    over itself and looking like the shortest path."""
+    visits: dict[tuple[int, int], int] = {}
+    out = []
+    for cell in positions:
+        k = visits.get(cell, 0)
+        visits[cell] = k + 1
+        shift = LANE_SHIFT * min(k, MAX_LANES)
+        out.append((cell[0] + shift, cell[1] + shift))
+    return out
 
 
 def _rect(x: int, y: int, colour: str) -> Any:
