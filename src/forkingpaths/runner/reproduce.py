@@ -4,6 +4,7 @@ then lay our numbers beside the published ones."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -179,11 +180,15 @@ def plan_specs(
 
 
 def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext) -> Path:
-    """`runs/reproduce-mutate-table2-<model>[-limitN]`: one directory per table and model."""
+    """`runs/reproduce-mutate-table2-<model>[-limitN][-<inputs digest>]`: one directory per
+    table, model, limit and set of input files (the shipped corpus and a release apart)."""
     model = re.sub(r"[^A-Za-z0-9.]+", "-", ctx.model or "reference").strip("-")
     name = f"reproduce-{key.replace(':', '-')}-{model}"
     if ctx.limit is not None:
         name += f"-limit{ctx.limit}"
+    if ctx.inputs:
+        given = sorted((n, str(Path(p).resolve())) for n, p in ctx.inputs.items())
+        name += "-" + hashlib.sha256(repr(given).encode()).hexdigest()[:6]
     return Path(runs_dir) / name
 
 

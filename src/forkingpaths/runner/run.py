@@ -292,7 +292,9 @@ async def execute_run(
             len(todo) - new,
         )
     metrics, records = finalize_run(run_dir, benchmark, jobs)
-    if write_report:
+    # A resumed run with nothing new keeps its report (drawing figures costs seconds; a
+    # reproduction resumes many runs); `forkingpaths report RUN` rebuilds it on demand.
+    if write_report and (new or not run_dir.report_path.exists()):
         write_run_report(run_dir, run_dir.read_header(), benchmark, records, metrics)
     return RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, records)
 
