@@ -113,3 +113,38 @@ def test_check_command_counts_and_exits_1_on_a_breach(
     )
     code, out, err = run_cli(["turtlesoup", "check", str(tmp_path / "nowhere")], capsys)
     assert code != 0 and "no such file or directory" in out + err
+
+
+def test_accented_names_first_names_and_years_are_caught() -> None:
+    story = Puzzle(
+        id="b-en",
+        entry="b",
+        category="crime_thriller",
+        language="en",
+        title="The Run",
+        surface="Tomás said he was asleep. When Élodie called, nobody answered.",
+        bottom="Helga Hofer saw the map. The run was logged in 1953, when Tomás drove.",
+        key_clues=("The app kept running.",),
+        logic_points=(
+            "Tomás forgot the app.",
+            "When the map was shared, Helga knew.",
+            "The letter came back to 1953年.",
+        ),
+        key_details=DETAILS,
+    )
+    # "When" opens a sentence before a name and is no first name; "Helga" is one.
+    assert names_in(story) == {"Tomás", "Élodie", "Helga", "Hofer"}
+    assert [b.message.split(";")[0] for b in check_gold_points(story)] == [
+        "point 1 names Tomás",
+        "point 2 names Helga",
+        "point 3 names the year 1953",
+    ]
+
+
+def test_the_shipped_corpus_meets_the_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["turtlesoup", "check"], capsys)
+    assert code == 0, out
+    assert out.strip() == (
+        "120 of 120 puzzles with gold points meet App. D.3's rule (0 of 120 carry none: the "
+        "judge extracts them)"
+    )

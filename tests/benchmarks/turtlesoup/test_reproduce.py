@@ -17,6 +17,15 @@ from forkingpaths.runner.reproduce import find_reproduction, run_reproduction
 
 PUBLISHED = Path(__file__).parents[3] / "src/forkingpaths/benchmarks/turtlesoup/data"
 PAPER_HUMANS = PUBLISHED / "human_baseline_paper.yaml"
+FIXTURES = Path(__file__).parent / "fixtures"
+SAMPLE = FIXTURES / "release_sample"
+"""Our sample in the release's format: en/ and zh/ Original_Data.json (2 stories) and
+Clever_Logic.json (1 story)."""
+SHIPPED_NOTE = "puzzles: the shipped corpus (ours, 60 entries)"
+
+
+def spec_of(run_dir: Path) -> dict[str, object]:
+    return json.loads((run_dir / "spec.json").read_text("utf-8"))["spec"]
 
 
 def write(path: Path, text: str) -> Path:
@@ -151,6 +160,8 @@ def test_table2_offline_sets_our_scores_against_a_per_puzzle_human_baseline(
     assert rows["En"].published["mind_game_reduce"] == -42.42
     assert rows["Human Baseline"].published["supernatural"] == 75.06
     assert "human baseline averaged over puzzles: clever_logic 2" in table.notes
+    assert SHIPPED_NOTE in table.notes
+    assert spec_of(outcome.runs["mosaic"])["benchmark_options"] == {}
     written = json.loads((outcome.out_dir / "reproduction.json").read_text("utf-8"))
     assert written["inputs"] == {"human_baseline": str(humans)}
     assert (outcome.out_dir / "report.html").is_file()
@@ -201,6 +212,7 @@ def test_table3_offline_runs_mosaic_and_its_five_ablations(tmp_path: Path) -> No
         "overall": 57.14,
     }
     assert published["w/o All agents"]["overall"] == 46.24
+    assert table.notes[-1] == SHIPPED_NOTE
     assert set(outcome.runs) == {
         "mosaic",
         "no_deliberation",
@@ -209,3 +221,86 @@ def test_table3_offline_runs_mosaic_and_its_five_ablations(tmp_path: Path) -> No
         "no_key_clue",
         "baseline",
     }
+
+
+# ---- the paper's release as input ----
+
+
+def test_both_tables_take_the_puzzles_as_an_optional_input() -> None:
+    for key in ("turtlesoup:table2", "turtlesoup:table3"):
+        reproduction = find_reproduction(key).reproduction
+        assert list(reproduction.optional_inputs) == ["puzzles"]
+    assert table3_instances(SAMPLE) == ("original-01-zh", "original-02-zh")
+
+
+def test_table2_plays_the_release_given_as_input(tmp_path: Path) -> None:
+    outcome = run_reproduction(
+        "turtlesoup:table2",
+        model="scripted",
+        inputs={"puzzles": SAMPLE, "human_baseline": PAPER_HUMANS},
+        limit=4,
+        runs_dir=tmp_path / "runs",
+    )
+    spec = spec_of(outcome.runs["mosaic"])
+    assert spec["benchmark_options"] == {"puzzles": str(SAMPLE.resolve())}
+    # The release's order: en/ before zh/, categories by file name, stories by position.
+    assert spec["instances"] == [
+        "clever_logic-01-en",
+        "original-01-en",
+        "original-02-en",
+        "clever_logic-01-zh",
+    ]
+    (table,) = outcome.result.tables
+    rows = {row.label: row for row in table.rows}
+    assert {k: v for k, v in rows["Ch"].ours.items() if v is not None} == {
+        "clever_logic": pytest.approx(4.8),
+        "clever_logic_reduce": pytest.approx(-68.53),
+    }
+    assert {k: v for k, v in rows["En"].ours.items() if v is not None} == {
+        "clever_logic": pytest.approx(7.6),
+        "clever_logic_reduce": pytest.approx(-65.73),
+        "original": pytest.approx(6.2),
+        "original_reduce": pytest.approx(-61.67),
+    }
+    assert f"puzzles: {SAMPLE.resolve()}" in table.notes and SHIPPED_NOTE not in table.notes
+    written = json.loads((outcome.out_dir / "reproduction.json").read_text("utf-8"))
+    assert written["inputs"]["puzzles"] == str(SAMPLE)
+
+
+def test_table3_plays_the_chinese_original_stories_of_the_release(tmp_path: Path) -> None:
+    outcome = run_reproduction(
+        "turtlesoup:table3", model="scripted", inputs={"puzzles": SAMPLE}, runs_dir=tmp_path
+    )
+    for run_dir in outcome.runs.values():
+        spec = spec_of(run_dir)
+        assert spec["instances"] == ["original-01-zh", "original-02-zh"]
+        assert spec["benchmark_options"] == {"puzzles": str(SAMPLE.resolve())}
+    (table,) = outcome.result.tables
+    assert {
+        row.label: (row.ours["conclusion_match"], row.ours["overall"]) for row in table.rows
+    } == {
+        label: (4.5, pytest.approx(1.8))
+        for label in (
+            "Mosaic-Agent",
+            "w/o Deliberation",
+            "w/o Meta-Cog.",
+            "w/o Pruning",
+            "w/o Key Clue",
+            "w/o All agents",
+        )
+    }
+    assert table.notes[-1] == f"puzzles: {SAMPLE.resolve()}"
+
+
+def test_table3_refuses_puzzles_without_chinese_original_stories(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        run_reproduction(
+            "turtlesoup:table3",
+            model="scripted",
+            inputs={"puzzles": FIXTURES / "release"},
+            runs_dir=tmp_path,
+        )
+    assert str(caught.value) == (
+        f"--input puzzles={(FIXTURES / 'release').resolve()}: no Chinese Original story (Table 3 "
+        "plays them; the release keeps them in zh/Original_Data.json)"
+    )

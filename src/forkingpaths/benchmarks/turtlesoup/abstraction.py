@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -13,8 +14,22 @@ LOGIC_RANGE = (2, 5)
 DETAIL_RANGE = (3, 8)
 """Key details per bottom (App. D.3: M is clipped to 3-8)."""
 
-# English: a capitalised word that is not a sentence's first word is a name (or a place).
-_EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# English: a capitalised word that is not a sentence's first word is a name (or a place), and
+# so is a capitalised word right before such a name (the first name of "Helga Hofer" opens its
+# sentence). Letters include accented ones (Tomás, Élodie).
+_EN_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*")
+_EN_OPENERS = frozenset(
+    {
+        "a", "after", "again", "all", "also", "although", "an", "and", "as", "at", "because",
+        "before", "but", "by", "each", "even", "every", "for", "from", "he", "her", "here", "his",
+        "how", "if", "in", "instead", "it", "its", "just", "later", "many", "meanwhile", "most",
+        "my", "never", "no", "not", "now", "of", "on", "once", "one", "only", "or", "our", "she",
+        "since", "so", "some", "soon", "still", "that", "the", "their", "then", "there", "these",
+        "they", "this", "those", "though", "to", "until", "we", "what", "when", "whenever", "where",
+        "while", "who", "why", "with", "yet", "you", "your",
+    }
+)  # fmt: skip
+"""Words that open a sentence before a name ("When Bruno saw ...") and are no first name."""
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:\"“”()]\s*)$")
 _EN_NOT_NAMES = frozenset(
     {"I", "I'm", "I'd", "I've", "I'll", "OK", "TV", "Mr", "Mrs", "Ms", "Dr", "St", "God"}
@@ -34,6 +49,9 @@ _ZH_FOREIGN = (
 )
 _ZH_FOREIGN_MARK = frozenset("诺姆丽娜莉妮莎琳芬杰玛娅茜露蒂")
 _ZH_FOREIGN_RUN = re.compile(f"[{_ZH_FOREIGN}]{{2,}}")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+# A year (1953, 1953年) is a time: App. D.3's logic points avoid times as well as names.
+_YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 
 
 def names_in(puzzle: Puzzle) -> set[str]:
@@ -42,13 +60,19 @@ def names_in(puzzle: Puzzle) -> set[str]:
     text = "\n".join((puzzle.surface, puzzle.bottom))
     names: set[str] = set()
     lower = {w.lower() for w in _EN_WORD.findall(text) if w[0].islower()}
+    capitalised: list[tuple[re.Match[str], str]] = []
     for match in _EN_WORD.finditer(text):
-        word = match.group().rstrip("'s") if match.group().endswith("'s") else match.group()
+        word = match.group().removesuffix("'s")
         if not word[0].isupper() or word in _EN_NOT_NAMES or word.lower() in lower:
             continue
-        if _SENTENCE_START.search(text[: match.start()]):
+        capitalised.append((match, word))
+        if not _SENTENCE_START.search(text[: match.start()]):
+            names.add(word)
+    for (first, word), (second, name) in itertools.pairwise(capitalised):
+        if word.lower() in _EN_OPENERS or name not in names:
             continue
-        names.add(word)
+        if text[first.end() : second.start()] == " ":
+            names.add(word)
     if puzzle.language == "zh":
         names |= {m.group() for m in _ZH_SURNAME_TITLE.finditer(text)}
         names |= {
@@ -86,13 +110,20 @@ def check_gold_points(puzzle: Puzzle) -> list[RuleBreach]:
                 "names, places and times"
             )
             breaches.append(RuleBreach("logic_points", message))
+        years = _YEAR.findall(point)
+        if years:
+            message = (
+                f"point {number} names the year {', '.join(years)}; App. D.3's logic points "
+                "avoid names, places and times"
+            )
+            breaches.append(RuleBreach("logic_points", message))
     return breaches
 
 
 def _mentions(point: str, name: str) -> bool:
-    if name.isascii():
-        return re.search(rf"\b{re.escape(name)}\b", point) is not None
-    return name in point
+    if _CJK.search(name):
+        return name in point  # Chinese writes no spaces: a name is found inside a run
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", point) is not None
 
 
 def meets_rule(puzzle: Puzzle) -> bool | None:

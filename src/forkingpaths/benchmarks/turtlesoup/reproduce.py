@@ -1,18 +1,20 @@
 """TurtleSoup-Bench's tables as reproductions: Table 2 (scores and Reduce against a human
-baseline) and Table 3 (Mosaic-Agent's ablations)."""
+baseline) and Table 3 (Mosaic-Agent's ablations), on our corpus or the paper's release."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import MappingProxyType
 
 from forkingpaths.benchmarks.turtlesoup.human_baseline import (
     category_scores,
     load_human_baseline,
 )
-from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
+from forkingpaths.benchmarks.turtlesoup.importers import load_corpus_problems
 from forkingpaths.benchmarks.turtlesoup.puzzles import CATEGORIES
 from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED
+from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.reproduce import (
     PublishedTable,
     ReproContext,
@@ -34,6 +36,13 @@ OFFLINE_ROLES: Mapping[str, str] = MappingProxyType(
 LANGUAGE_ROWS = (("zh", "Ch"), ("en", "En"))
 """Table 2's rows of a model: our language -> the paper's label."""
 HUMAN_ROW = "Human Baseline"
+
+PUZZLES_INPUT = "puzzles"
+"""Optional input of both tables: the puzzles to play instead of the shipped corpus."""
+PUZZLES_HELP = (
+    "a puzzle file or folder played instead of the shipped corpus (the `puzzles` option: our "
+    "YAML, or the paper's release, e.g. TurtleSoup-Bench/data with its en/ and zh/ folders)"
+)
 
 TABLE3_ROWS: tuple[tuple[str, str, str, Mapping[str, object]], ...] = (
     ("Mosaic-Agent", "mosaic", "mosaic", {}),
@@ -60,25 +69,74 @@ def _run(key: str, agent: str, label: str, **fields: object) -> ReproRun:
     )
 
 
+def puzzles_input(ctx: ReproContext) -> Path | None:
+    """The user's `--input puzzles=PATH`, resolved as the `puzzles` option keeps it (a resumed
+    run finds the same files); None: the shipped corpus."""
+    path = ctx.inputs.get(PUZZLES_INPUT)
+    return None if path is None else Path(path).expanduser().resolve()
+
+
+def corpus_options(ctx: ReproContext) -> dict[str, object]:
+    """The runs' benchmark options: `puzzles` when the user gave a corpus, none otherwise."""
+    path = puzzles_input(ctx)
+    return {} if path is None else {"puzzles": str(path)}
+
+
+def corpus_note(ctx: ReproContext) -> str:
+    """Which puzzles the runs played, for the table's notes."""
+    path = puzzles_input(ctx)
+    return f"puzzles: {path}" if path else "puzzles: the shipped corpus (ours, 60 entries)"
+
+
 def table2_runs(ctx: ReproContext) -> Sequence[ReproRun]:
     """One Mosaic-Agent run over both languages of every category; the user's model is
     questioner and responder (§5.1), the judge the questioner's model unless `--role judge`."""
-    return [_run("mosaic", "mosaic", "Mosaic-Agent", split="all")]
+    options = corpus_options(ctx)
+    return [_run("mosaic", "mosaic", "Mosaic-Agent", split="all", benchmark_options=options)]
 
 
-def table3_instances() -> tuple[str, ...]:
-    """The Chinese Original stories of the shipped corpus (Table 3's split)."""
-    puzzles, _ = load_corpus(language="zh")
-    return tuple(p.id for p in puzzles if p.category == "original")
+def table3_instances(puzzles: Path | None = None) -> tuple[str, ...]:
+    """The Chinese Original stories (Table 3's split) of the shipped corpus or of `puzzles`;
+    a corpus without any is refused."""
+    # Not logged here: each run logs the corpus's warnings when its benchmark loads it.
+    loaded, _ = load_corpus_problems(puzzles, language="zh")
+    instances = tuple(p.id for p in loaded if p.category == "original")
+    if not instances:
+        raise ConfigError(
+            f"--input {PUZZLES_INPUT}={puzzles}: no Chinese Original story (Table 3 plays "
+            "them; the release keeps them in zh/Original_Data.json)"
+        )
+    return instances
 
 
 def table3_runs(ctx: ReproContext) -> Sequence[ReproRun]:
     """Mosaic-Agent and its five ablations on the Chinese Original stories."""
-    instances = table3_instances()
+    instances = table3_instances(puzzles_input(ctx))
     return [
-        _run(key, agent, label, split="zh", instances=instances, agent_options=dict(options))
+        _run(
+            key,
+            agent,
+            label,
+            split="zh",
+            instances=instances,
+            agent_options=dict(options),
+            benchmark_options=corpus_options(ctx),
+        )
         for label, key, agent, options in TABLE3_ROWS
     ]
+
+
+_TABLE3_METRICS = metric_table([(label, key) for label, key, _, _ in TABLE3_ROWS])
+
+
+def compute_table3(
+    runs: Mapping[str, RunView], published: PublishedTable | None, ctx: ReproContext
+) -> ReproResult:
+    """One row per run (`metric_table`), noting which puzzles were played."""
+    result = _TABLE3_METRICS(runs, published, ctx)
+    for table in result.tables:
+        table.notes.append(corpus_note(ctx))
+    return result
 
 
 def compute_table2(
@@ -107,7 +165,7 @@ def compute_table2(
             published={c: published.value(HUMAN_ROW, HUMAN_ROW, c) for c in CATEGORIES},
         )
     )
-    notes = [*published.notes, f"human baseline: {human.source}"]
+    notes = [*published.notes, corpus_note(ctx), f"human baseline: {human.source}"]
     if human.puzzles:
         counted = ", ".join(f"{c} {n}" for c, n in human.puzzles.items())
         notes.append(f"human baseline averaged over puzzles: {counted}")
@@ -135,6 +193,7 @@ def reproductions() -> list[Reproduction]:
                 "human_baseline": "human Overall scores, per category or per puzzle (YAML/JSON; "
                 "the paper's row: turtlesoup/data/human_baseline_paper.yaml)"
             },
+            optional_inputs={PUZZLES_INPUT: PUZZLES_HELP},
             description="Mosaic-Agent on both languages, questioner = responder = --model, "
             "seed 42, temperature 0; Reduce = score - human score of the category",
         ),
@@ -142,8 +201,9 @@ def reproductions() -> list[Reproduction]:
             key="turtlesoup:table3",
             title="Table 3: Ablations of Mosaic-Agent",
             runs=table3_runs,
-            compute=metric_table([(label, key) for label, key, _, _ in TABLE3_ROWS]),
+            compute=compute_table3,
             published="table3.yaml",
+            optional_inputs={PUZZLES_INPUT: PUZZLES_HELP},
             description="Mosaic-Agent and 5 ablations on the Chinese Original stories, "
             "seed 42, temperature 0",
         ),
