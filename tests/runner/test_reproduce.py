@@ -14,9 +14,12 @@ from tests.doubles import run_cli
 from forkingpaths.api import reproduce
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
 from forkingpaths.core.errors import ConfigError, NameNotFound
+from forkingpaths.core.records import ModelOptions, RunOptions
 from forkingpaths.core.reproduce import Reproduction, ReproRun, load_published, metric_table
+from forkingpaths.models.mockserver import MockServer
 from forkingpaths.runner import reproduce as reproduce_module
 from forkingpaths.runner.reproduce import find_reproduction, run_reproduction
+from forkingpaths.runner.reproduce import reproduce as reproduce_async
 
 PUBLISHED = {
     "paper": "toy",
@@ -184,3 +187,64 @@ def test_python_api_reproduces_like_the_cli(toy_paper: Path) -> None:
     outcome = reproduce("toy:table9", model="scripted", limit=1, runs_dir=toy_paper)
     assert [r.label for r in outcome.result.tables[0].rows] == ["Frontier", "ReAct"]
     assert (outcome.out_dir / "report.html").is_file()
+
+
+def _two_model_runs(ctx: object) -> list[ReproRun]:
+    return [
+        ReproRun(key="first", agent="react", label="ReAct", seed=0),
+        ReproRun(key="second", agent="react", label="ReAct again", seed=1),
+    ]
+
+
+TWO_RUNS = Reproduction(
+    key="toy:table11",
+    title="Table 11: the same agent twice",
+    runs=_two_model_runs,
+    compute=metric_table([("ReAct", "first"), ("ReAct again", "second")]),
+    published="table9.yaml",
+)
+
+
+async def test_budget_covers_every_run_and_stops_before_the_next(
+    toy_paper: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(GridDagBenchmark, "reproductions", lambda self: [TWO_RUNS])
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "schema_version: 1\nmodels:\n  griddag-frontier:\n"
+        "    input: 1000000\n    cached_input: 1000000\n    output: 1000000\n"
+    )
+    options = RunOptions(concurrency=1, progress=False, budget_usd=1.0, prices_path=str(prices))
+    async with MockServer() as server:
+        assert server.base_url
+        outcome = await reproduce_async(
+            "toy:table11",
+            model="openai-compat/griddag-frontier",
+            model_options=ModelOptions(base_url=server.base_url),
+            limit=2,
+            runs_dir=toy_paper,
+            options=options,
+        )
+    assert outcome.budget_exhausted
+    assert list(outcome.runs) == ["first"], "the second run never starts once the budget is spent"
+    assert outcome.result.tables == []
+    assert "--budget-usd was reached" in outcome.result.notes[0]
+    record = json.loads((outcome.out_dir / "reproduction.json").read_text())
+    assert record["budget_exhausted"] is True
+
+
+def test_estimate_prices_every_run_and_runs_nothing(
+    toy_paper: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["reproduce", "toy:table9", "--model", "openai/gpt-4.1", "--estimate", "--limit", "1"]
+    code, out, err = run_cli([*args, "--runs-dir", str(toy_paper)], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    frontier = next(line for line in lines if "frontier" in line and "│" in line)
+    assert frontier.split("│")[3].strip() == "0", "a reference agent makes no calls"
+    total = next(line for line in lines if "total" in line)
+    react = next(line for line in lines if " react " in line)
+    assert total.split("│")[3].strip() == react.split("│")[3].strip() != "0"
+    assert not toy_paper.exists(), "an estimate writes nothing"
+    code, _, err = run_cli(["reproduce", "toy:table9", "--model", "scripted", "--estimate"], capsys)
+    assert code == 2 and "--estimate prices a real model" in err
