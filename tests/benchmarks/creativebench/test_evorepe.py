@@ -18,6 +18,10 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (  # noqa: E402
     default_instruction,
     render_solver_prompt,
 )
+from forkingpaths.benchmarks.creativebench.agents.steered import (  # noqa: E402
+    file_digest,
+    make_evorepe_solver,
+)
 from forkingpaths.benchmarks.creativebench.evorepe import (  # noqa: E402
     DEFAULT_ALPHA,
     DEFAULT_LAYER,
@@ -34,6 +38,7 @@ from forkingpaths.benchmarks.creativebench.evorepe import (  # noqa: E402
 )
 from forkingpaths.core.chat import Message, ModelParams  # noqa: E402
 from forkingpaths.core.errors import ConfigError  # noqa: E402
+from forkingpaths.models.factory import RunParamsModel  # noqa: E402
 
 HIDDEN = 32
 LAYERS = 3
@@ -312,6 +317,39 @@ async def test_sampling_with_a_seed_repeats_and_leaves_the_global_rng(
 def test_model_and_tokenizer_come_together(tiny: tuple[Any, Any]) -> None:
     with pytest.raises(ConfigError, match="pass both"):
         HFSteeredModel("tiny", model=tiny[0])
+
+
+def test_a_steered_view_shares_the_weights_and_lock_and_leaves_the_model_alone(
+    tiny: tuple[Any, Any],
+) -> None:
+    model, tokenizer = tiny
+    chat = HFSteeredModel("tiny", model=model, tokenizer=tokenizer)
+    view = chat.steered(unit(HIDDEN, 6), 2, 3.0)
+    assert view.model is chat.model and view.tokenizer is chat.tokenizer
+    assert view._lock is chat._lock  # one generation at a time across views
+    assert chat.steering is None and chat.name == "hf/tiny"
+    assert view.name == "hf/tiny+evorepe(layer=2,alpha=3)"
+
+
+def test_the_evorepe_solver_steers_its_own_view_at_the_files_layer(
+    tiny: tuple[Any, Any], tmp_path: Path
+) -> None:
+    model, tokenizer = tiny
+    path = save_vector(tmp_path / "v.pt", unit(HIDDEN, 6), layer=2)
+    chat = HFSteeredModel("tiny", model=model, tokenizer=tokenizer)
+    run_model = RunParamsModel(chat, ModelParams(temperature=0.1))
+    solver = make_evorepe_solver(
+        model=run_model, evorepe_vector=str(path), evorepe_sha256=file_digest(path)
+    )
+    assert isinstance(solver.model, RunParamsModel)
+    assert solver.model.defaults == ModelParams(temperature=0.1)
+    steered = solver.model.model
+    assert isinstance(steered, HFSteeredModel) and steered.steering is not None
+    assert steered.steering[1:] == (2, DEFAULT_ALPHA)
+    assert chat.steering is None  # a judge played by the run's model stays unsteered
+    assert solver.instruction is None
+    with pytest.raises(ConfigError, match=r"evorepe_sha256: evorepe_vector .* another vector"):
+        make_evorepe_solver(model=run_model, evorepe_vector=str(path), evorepe_sha256="0" * 64)
 
 
 # ---- App. I sweep ----

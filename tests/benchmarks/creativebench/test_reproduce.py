@@ -1,18 +1,43 @@
-"""`creativebench:table3` offline: the scripted solver's run beside the published rows."""
+"""`creativebench:table3` offline: the scripted solver's runs (vanilla, and the evolved prompts
+given as inputs) beside the published rows."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+from tests.doubles import run_cli
+
+from forkingpaths.benchmarks.creativebench.agents.solver import prompt_digest, read_prompt_file
+from forkingpaths.benchmarks.creativebench.agents.steered import file_digest
 from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark
-from forkingpaths.benchmarks.creativebench.reproduce import NOT_RUN
-from forkingpaths.core.reproduce import load_published
-from forkingpaths.runner.reproduce import run_reproduction
+from forkingpaths.benchmarks.creativebench.reproduce import (
+    EVOLVED,
+    EVOREPE_LABELS,
+    EVOREPE_MISSING,
+    EVOREPE_OFFLINE,
+    missing_note,
+)
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.reproduce import PublishedTable, ReproContext, load_published
+from forkingpaths.runner.reproduce import find_reproduction, plan_specs, run_reproduction
 
 PUBLISHED = (
     Path(__file__).parents[3]
     / "src/forkingpaths/benchmarks/creativebench/data/published/table3.yaml"
 )
+KEY = "creativebench:table3"
+ALPHA, GEPA = EVOLVED
+
+
+def published_values(table: PublishedTable, model: str, method: str) -> dict[str, float | None]:
+    (row,) = [r for r in table.rows if r.model == model and r.method == method]
+    return dict(row.values)
+
+
+def run_spec(run_dir: Path) -> dict[str, object]:
+    return dict(json.loads((run_dir / "spec.json").read_text())["spec"])
 
 
 def test_table3_yaml_holds_the_printed_numbers() -> None:
@@ -26,30 +51,27 @@ def test_table3_yaml_holds_the_printed_numbers() -> None:
         "AlphaEvolve",
         "GEPA",
     ]
-    assert [r.key for r in CreativeBenchmark().reproductions()] == ["creativebench:table3"]
+    (repro,) = CreativeBenchmark().reproductions()
+    assert repro.key == KEY
+    assert set(repro.optional_inputs) == {"alphaevolve_prompt", "gepa_prompt", "evorepe_vector"}
+    assert "pip install -e '.[hf]'" in repro.optional_inputs["evorepe_vector"]
 
 
-def test_table3_runs_offline_and_lays_the_vanilla_run_beside_the_paper(tmp_path: Path) -> None:
+def test_table3_without_inputs_runs_vanilla_and_says_which_input_fills_each_row(
+    tmp_path: Path,
+) -> None:
     outcome = run_reproduction(
-        "creativebench:table3",
-        model="scripted",
-        compare_to="Gemini-2.5-Flash-Lite",
-        limit=1,
-        runs_dir=tmp_path,
+        KEY, model="scripted", compare_to="Gemini-2.5-Flash-Lite", limit=1, runs_dir=tmp_path
     )
     (table,) = outcome.result.tables
     published = load_published(PUBLISHED)
     assert table.published_model == "Gemini-2.5-Flash-Lite"
     assert [r.label for r in table.rows] == ["Vanilla Prompt", "AlphaEvolve", "GEPA"]
     for row in table.rows:
-        assert (
-            row.published
-            == published.rows[[r.method for r in published.rows].index(row.label, 6)].values
-        )
-    vanilla, alpha, _gepa = table.rows
-    assert set(alpha.ours.values()) == {None}
-    metrics = next(iter(outcome.runs.values()))
-    assert metrics.is_dir()
+        assert row.published == published_values(published, "Gemini-2.5-Flash-Lite", row.label)
+    vanilla, alpha, gepa = table.rows
+    assert set(alpha.ours.values()) == {None} and set(gepa.ours.values()) == {None}
+    assert list(outcome.runs) == ["vanilla"]
     # --limit 1 of split `all` is the first Combo problem; the scripted solver fails its tests
     # (10 identical trials: sd 0) with a novelty of 1.1577 under the calibrated stand-in.
     assert vanilla.ours["combo_pass_at_1"] == 0.0
@@ -57,7 +79,202 @@ def test_table3_runs_offline_and_lays_the_vanilla_run_beside_the_paper(tmp_path:
     assert round(vanilla.ours["combo_novelty"] or 0.0, 4) == 1.1577
     assert vanilla.ours["combo_creativity"] == 0.0
     assert vanilla.ours["explore_pass_at_1"] is None
-    assert NOT_RUN in table.notes
+    assert missing_note(ALPHA) in table.notes and missing_note(GEPA) in table.notes
+    assert "--input alphaevolve_prompt=FILE" in missing_note(ALPHA)
+    assert "--method island" in missing_note(ALPHA)
+    assert EVOREPE_MISSING in table.notes and "pip install -e '.[hf]'" in EVOREPE_MISSING
+    assert "--input evorepe_vector=v.pt" in EVOREPE_MISSING
     assert "Novelty's embedding here: ast-tfidf-calibrated (the paper's: CodeXEmbed)." in (
         table.notes
+    )
+    # A vector under --model scripted: nothing to steer, the EvoRePE rows stay the paper's
+    # (and the vanilla run resumes: same spec, same directory).
+    vector = tmp_path / "v.pt"
+    vector.write_bytes(b"not read offline")
+    again = run_reproduction(
+        KEY, model="scripted", limit=1, inputs={"evorepe_vector": vector}, runs_dir=tmp_path
+    )
+    (table,) = again.result.tables
+    assert list(again.runs) == ["vanilla"] and again.runs["vanilla"] == outcome.runs["vanilla"]
+    assert EVOREPE_OFFLINE in table.notes and EVOREPE_MISSING not in table.notes
+    for label in EVOREPE_LABELS.values():
+        (row,) = [r for r in table.rows if r.label == label]
+        assert set(row.ours.values()) == {None}
+
+
+def test_evolved_prompts_given_as_inputs_fill_their_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # AlphaEvolve: the island search's own file, at its smallest budget, trained on combo-25.
+    island = tmp_path / "island.json"
+    args = ["creativebench", "evolve", "--model", "scripted/creative-solver", "--role",
+            "judge=scripted/constraint-judge", "--out", str(island), "--split", "combo", "--train",
+            "1", "--generations", "1", "--islands", "1", "--population", "1"]  # fmt: skip
+    code, printed, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "reproduce creativebench:table3 --model scripted/creative-solver --input " in printed
+    assert f"--input alphaevolve_prompt={island}\n" in printed
+    assert json.loads(island.read_text())["settings"]["train_instances"] == ["combo-25"]
+    # GEPA (the gepa package is an optional extra): a file in the same format, trained on
+    # combo-01, whose instruction holds combo-02's canonical solution: the scripted solver
+    # echoes a prompt's first code block, so this row passes where the others fail.
+    task = next(t for t in CreativeBenchmark().combo_tasks() if t.id == "combo-02")
+    instruction = f"Answer with this program:\n```python\n{task.canonical_solution.strip()}\n```"
+    gepa = tmp_path / "gepa.json"
+    gepa.write_text(
+        json.dumps(
+            {
+                "prompt": instruction,
+                "method": "gepa",
+                "score": 1.0,
+                "seed_prompt": "",
+                "seed_score": 0.0,
+                "settings": {"split": "combo", "train_instances": ["combo-01"]},
+                "usage": {"calls": 0},
+                "history": [],
+                "calls": [],
+            }
+        )
+    )
+
+    outcome = run_reproduction(
+        KEY,
+        model="scripted",
+        limit=1,
+        inputs={"alphaevolve_prompt": island, "gepa_prompt": gepa},
+        runs_dir=tmp_path / "runs",
+    )
+    (table,) = outcome.result.tables
+    published = load_published(PUBLISHED)
+    assert table.published_model == "Qwen2.5-7B-Instruct"
+    labels = [r.label for r in table.rows]
+    assert labels == [r.method for r in published.rows if r.model == "Qwen2.5-7B-Instruct"]
+    rows = {r.label: r for r in table.rows}
+    for row in table.rows:
+        assert row.published == published_values(published, "Qwen2.5-7B-Instruct", row.label)
+    assert list(outcome.runs) == ["vanilla", "alphaevolve", "gepa"]
+
+    # Each row is its run: the prompt solver with the file (pinned by its digest), split all
+    # without the file's training instances (--limit 1 keeps the first left), 10 trials, T 0.1.
+    alpha_spec = run_spec(outcome.runs["alphaevolve"])
+    gepa_spec = run_spec(outcome.runs["gepa"])
+    assert alpha_spec["agent"] == gepa_spec["agent"] == "prompt"
+    assert alpha_spec["agent_options"] == {
+        "prompt_file": str(island.resolve()),
+        "prompt_sha256": prompt_digest(read_prompt_file(island)),
+    }
+    assert (alpha_spec["split"], alpha_spec["instances"]) == ("all", ["combo-01"])
+    assert (gepa_spec["split"], gepa_spec["instances"]) == ("all", ["combo-02"])
+    assert alpha_spec["trials"] == gepa_spec["trials"] == 10
+    assert gepa_spec["model_options"]["params"]["temperature"] == 0.1  # type: ignore[index]
+
+    for label, key in (("AlphaEvolve", "alphaevolve"), ("GEPA", "gepa")):
+        metrics = json.loads((outcome.runs[key] / "metrics.json").read_text())["metrics"]
+        ours = rows[label].ours
+        assert ours["combo_novelty"] == metrics["combo_novelty"]
+        assert ours["combo_pass_at_1"] == 100 * metrics["combo_pass_at_1"]
+    # The scripted mutator only adds hint sentences: combo-01 gets the stub, as vanilla does.
+    alpha = rows["AlphaEvolve"].ours
+    assert (alpha["combo_pass_at_1"], alpha["combo_creativity"]) == (0.0, 0.0)
+    assert round(alpha["combo_novelty"] or 0.0, 4) == 1.1577
+    # The echoed canonical solution passes on all 10 trials: Pass@1 100 %, sd 0, and
+    # Creativity = Quality x Novelty = Novelty.
+    ours = rows["GEPA"].ours
+    assert (ours["combo_pass_at_1"], ours["combo_pass_at_1_std"]) == (100.0, 0.0)
+    assert ours["combo_creativity"] == ours["combo_novelty"]
+    assert (ours["combo_novelty"] or 0.0) > 0.0
+    assert ours["explore_pass_at_1"] is None
+    # The EvoRePE rows stay the paper's alone.
+    for label in EVOREPE_LABELS.values():
+        assert set(rows[label].ours.values()) == {None}
+    assert missing_note(ALPHA) not in table.notes and missing_note(GEPA) not in table.notes
+    (gepa_note,) = [n for n in table.notes if n.startswith("GEPA: the prompt solver")]
+    assert f"sha256 {prompt_digest(instruction)[:12]}" in gepa_note
+    assert "trained on 1 combo instance(s), left out here" in gepa_note
+    assert "10 episode(s)" in gepa_note
+
+
+def write_prompt(path: Path, **fields: object) -> Path:
+    path.write_text(json.dumps({"prompt": "Be original.", **fields}))
+    return path
+
+
+def test_bad_prompt_inputs_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    island = write_prompt(tmp_path / "island.json", method="island")
+    cases = [
+        (
+            {"gepa_prompt": island},
+            f"--input gepa_prompt={island}: field 'method': got \"island\"; this row takes a "
+            "file of `creativebench evolve --method gepa`; give it as --input alphaevolve_prompt",
+        ),
+        (
+            {"alphaevolve_prompt": write_prompt(tmp_path / "bad.json", prompt=" ")},
+            f"--input alphaevolve_prompt={tmp_path / 'bad.json'}: prompt_file "
+            f"{tmp_path / 'bad.json'}: field 'prompt': expected non-empty text",
+        ),
+        (
+            {
+                "alphaevolve_prompt": write_prompt(
+                    tmp_path / "t.json", settings={"train_instances": 3}
+                )
+            },
+            f"--input alphaevolve_prompt={tmp_path / 't.json'}: field 'settings.train_instances': "
+            "expected a list of instance ids, got 3",
+        ),
+        (
+            {
+                "gepa_prompt": write_prompt(
+                    tmp_path / "all.json",
+                    settings={
+                        "train_instances": [i.id for i in CreativeBenchmark().instances("all")]
+                    },
+                )
+            },
+            f"--input gepa_prompt={(tmp_path / 'all.json').resolve()}: the prompt was trained on "
+            "every instance of split all",
+        ),
+    ]
+    for inputs, message in cases:
+        with pytest.raises(ConfigError) as raised:
+            run_reproduction(KEY, model="scripted", limit=1, inputs=inputs, runs_dir=tmp_path)
+        assert str(raised.value).startswith(message), str(raised.value)
+        assert "\n" not in str(raised.value)
+    assert not (tmp_path / "reproduce-creativebench-table3-scripted-limit1").exists()
+    code, _out, err = run_cli(
+        ["reproduce", KEY, "--model", "scripted", "--input", f"gepa_prompt={island}"], capsys
+    )
+    assert code != 0 and "Traceback" not in err
+    assert "field 'method'" in " ".join(err.split())
+
+
+def test_a_vector_on_an_hf_model_plans_the_evorepe_rows_as_ordinary_runs(tmp_path: Path) -> None:
+    island = write_prompt(
+        tmp_path / "island.json", method="island", settings={"train_instances": ["combo-25"]}
+    )
+    vector = tmp_path / "v.pt"
+    vector.write_bytes(b"a vector file")  # read only when an episode starts (the hf extra)
+    ctx = ReproContext(
+        model="hf/Qwen/Qwen2.5-7B-Instruct",
+        inputs={"alphaevolve_prompt": island, "evorepe_vector": vector},
+    )
+    specs = plan_specs(find_reproduction(KEY), ctx)
+    assert list(specs) == ["vanilla", "alphaevolve", "vanilla_evorepe", "alphaevolve_evorepe"]
+    steering = {"evorepe_vector": str(vector.resolve()), "evorepe_sha256": file_digest(vector)}
+    plain, evolved = specs["vanilla_evorepe"], specs["alphaevolve_evorepe"]
+    assert (plain.agent, plain.agent_options, plain.instances) == ("evorepe", steering, None)
+    assert evolved.agent == "evorepe"
+    assert evolved.agent_options == {**steering, **specs["alphaevolve"].agent_options}
+    all_ids = [i.id for i in CreativeBenchmark().instances("all")]
+    assert evolved.instances == [i for i in all_ids if i != "combo-25"]
+    for spec in (plain, evolved):
+        assert spec.model == "hf/Qwen/Qwen2.5-7B-Instruct"
+        assert (spec.split, spec.trials, spec.model_options.params.temperature) == ("all", 10, 0.1)
+    ctx = ReproContext(model="openai/gpt-4.1", inputs={"evorepe_vector": vector})
+    with pytest.raises(ConfigError) as raised:
+        plan_specs(find_reproduction(KEY), ctx)
+    assert str(raised.value) == (
+        "--input evorepe_vector: the '+ EvoRePE' rows steer a local transformers model; pass "
+        "--model hf/MODEL (the hf extra: pip install -e '.[hf]'), got --model openai/gpt-4.1"
     )

@@ -30,9 +30,11 @@ against is `docs/dev/creativebench.md`. Where each part of the paper lives:
   0), the reference solver, the evolved-prompt solver and the scripted stand-in.
 - §4.1 and App. E.3 (the evolutionary baselines, AlphaEvolve-style island search and GEPA over
   the solver prompt): `evolve.py`, `evolve_prompts.py`.
-- §4.3 and App. I (EvoRePE, the creativity steering vector): `evorepe.py`.
+- §4.3 and App. I (EvoRePE, the creativity steering vector): `evorepe.py`; the `evorepe`
+  solver (a steered view of an `hf/` model, the judge left unsteered): `agents/steered.py`.
 - Table 3 as a reproduction (`forkingpaths reproduce creativebench:table3`): `reproduce.py`
-  and `data/published/table3.yaml`.
+  and `data/published/table3.yaml`; the AlphaEvolve / GEPA / '+ EvoRePE' rows run from the
+  optional inputs `alphaevolve_prompt`, `gepa_prompt`, `evorepe_vector`.
 - `cli.py`: `forkingpaths creativebench ...` (import, exec, serve, novelty, robustness, ttest,
   build-combo, build-explore, evolve, evorepe-vector).
 """

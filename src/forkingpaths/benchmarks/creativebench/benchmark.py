@@ -195,6 +195,12 @@ class CreativeBenchmark(Benchmark):
                 needs_model=True,
                 description="solver with an evolved prompt file (-a prompt_file=evolved.json)",
             ),
+            "evorepe": AgentSpec(
+                f"{_PKG}.agents.steered:make_evorepe_solver",
+                needs_model=True,
+                description="solver on an hf/ model steered by an EvoRePE vector "
+                "(-a evorepe_vector=v.pt [-a prompt_file=evolved.json]; the hf extra)",
+            ),
             "reference": AgentSpec(
                 f"{_PKG}.agents.solver:make_reference",
                 needs_model=False,
@@ -282,8 +288,9 @@ class CreativeBenchmark(Benchmark):
         self._combo: dict[str, ComboTask] | None = None
 
     def reproductions(self) -> list[Reproduction]:
-        """Table 3 (`creativebench:table3`): the vanilla solver beside the published rows."""
-        return reproductions()
+        """Table 3 (`creativebench:table3`): the vanilla solver, and the evolutionary baselines
+        from the evolved prompts the user gives, beside the published rows."""
+        return reproductions(lambda split: [i.id for i in self.instances(split)])
 
     # ---- tasks ----
 

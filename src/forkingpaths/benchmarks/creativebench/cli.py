@@ -674,6 +674,11 @@ def evolve_cmd(
                 f"-a prompt_file={out} --model {model} --instances "
                 + ",".join(i.id for i in held_out)
             )
+            row = "alphaevolve_prompt" if method == "island" else "gepa_prompt"
+            typer.echo(
+                f"or as Table 3's row: forkingpaths reproduce creativebench:table3 --model "
+                f"{model} --input {row}={out}"
+            )
         finally:
             await close_models((chat, judge_model, mutator_model))
             await bench.aclose()
@@ -693,8 +698,11 @@ def evorepe_vector_cmd(
     pairs: Annotated[int, typer.Option(help="number of (base, evolved) prompt pairs")] = 20,
 ) -> None:
     """EvoRePE (§4.3): the creativity vector = PCA_1 of last-token activation shifts between
-    base and evolved prompts at LAYER; run with `--model hf/MODEL --model-extra
-    evorepe_vector=OUT --model-extra evorepe_alpha=0.1`."""
+    base and evolved prompts at LAYER; run with `--agent evorepe -a evorepe_vector=OUT --model
+    hf/MODEL` (only the solver steered), or steer the whole model with `--model hf/MODEL
+    --model-extra evorepe_vector=OUT --model-extra evorepe_alpha=0.1`; Table 3's '+ EvoRePE'
+    rows: `forkingpaths reproduce creativebench:table3 --model hf/MODEL --input
+    evorepe_vector=OUT`."""
     instruction = read_prompt_file(str(prompt_file))
     bench = CreativeBenchmark()
     tasks = (

@@ -25,6 +25,7 @@ it is asked to solve.
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -416,6 +417,19 @@ class HFSteeredModel:
         tensor = load_vector(vector)[0] if isinstance(vector, str | Path) else vector
         SteeringHook(self.model, layer, tensor, alpha)  # validates layer, size and alpha
         self._steering = (tensor, layer, float(alpha))
+
+    def steered(
+        self,
+        vector: str | Path | torch.Tensor,
+        layer: int = DEFAULT_LAYER,
+        alpha: float = DEFAULT_ALPHA,
+    ) -> HFSteeredModel:
+        """A view of this model steered along `vector`: the same weights, tokenizer and lock
+        (one generation at a time across views, so a view's hook never reaches another view's
+        generation); this model's own steering is left as it is."""
+        view = copy.copy(self)  # shallow: shares model, tokenizer and _lock
+        view.set_steering(vector, layer, alpha)
+        return view
 
     def clear_steering(self) -> None:
         """Serve the unsteered model."""

@@ -22,6 +22,7 @@ Trials: `reset(instance, seed)` keeps the episode seed and every model call send
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -200,6 +201,11 @@ def read_prompt_file(path: str | Path) -> str:
     return prompt
 
 
+def prompt_digest(instruction: str) -> str:
+    """sha256 of an instruction (hex): what the `prompt_sha256` agent option pins."""
+    return hashlib.sha256(instruction.encode("utf-8")).hexdigest()
+
+
 def _check_subset(subset: Any) -> None:
     if subset not in SUBSETS:
         raise ConfigError(f"subset: expected one of {', '.join(SUBSETS)}, got {shown(subset)}")
@@ -307,13 +313,35 @@ def make_reference(
 
 
 def make_prompt_solver(
-    benchmark: Benchmark | None = None, model: ChatModel | None = None, prompt_file: str = ""
+    benchmark: Benchmark | None = None,
+    model: ChatModel | None = None,
+    prompt_file: str = "",
+    prompt_sha256: str = "",
 ) -> CreativeSolver:
     """Factory of the `prompt` solver: vanilla with the instruction evolved into `prompt_file`
-    (written by `evolve.island_search` or `evolve.gepa_search`)."""
+    (written by `evolve.island_search` or `evolve.gepa_search`).
+
+    `prompt_sha256` (optional, `prompt_digest` of the instruction) pins the prompt: a file that
+    now holds another instruction is refused, and, being part of the run's spec, a new prompt
+    under the same path makes a new run rather than resuming the old one's episodes."""
     if not prompt_file:
         raise ConfigError(
             "prompt_file: the prompt solver needs the JSON file written by the evolutionary "
             "baselines (e.g. --agent-option prompt_file=runs/evolve/island.json)"
         )
-    return CreativeSolver(require_model(model, "prompt"), instruction=read_prompt_file(prompt_file))
+    return CreativeSolver(
+        require_model(model, "prompt"), instruction=pinned_instruction(prompt_file, prompt_sha256)
+    )
+
+
+def pinned_instruction(prompt_file: str, prompt_sha256: str = "") -> str:
+    """The instruction of `prompt_file`; with `prompt_sha256`, refused unless its digest is
+    that one (the file changed since the run was planned)."""
+    instruction = read_prompt_file(prompt_file)
+    if prompt_sha256 and prompt_digest(instruction) != prompt_sha256:
+        raise ConfigError(
+            f"prompt_sha256: prompt_file {prompt_file} now holds another prompt (sha256 "
+            f"{prompt_digest(instruction)}, expected {prompt_sha256}); give the file the run "
+            "was made with, or start a new run"
+        )
+    return instruction
