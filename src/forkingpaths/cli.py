@@ -39,7 +39,12 @@ from forkingpaths.report.transcript import (
     print_paged,
     step_view,
 )
-from forkingpaths.runner.arguments import parse_extra_options, parse_options, parse_roles
+from forkingpaths.runner.arguments import (
+    parse_extra_options,
+    parse_options,
+    parse_pairs,
+    parse_roles,
+)
 from forkingpaths.runner.estimate import estimate_run
 from forkingpaths.runner.reproduce import (
     OFFLINE,
@@ -338,7 +343,13 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         if estimate:
             if model is None or model == OFFLINE:
                 raise ConfigError("--estimate prices a real model: pass --model provider/model")
-            est = estimate_reproduction(target, model=model, limit=limit, prices_path=prices)
+            est = estimate_reproduction(
+                target,
+                model=model,
+                limit=limit,
+                inputs=_input_paths(input_file),
+                prices_path=prices,
+            )
             rows = [[*r[:5], f"{r[5]:.4f}", f"{r[6]:.4f}"] for r in est.rows]
             rows.append(
                 [
@@ -366,7 +377,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             prices_path=str(prices) if prices else None,
             progress=not no_progress and sys.stderr.isatty(),
         )
-        inputs = {k: Path(str(v)) for k, v in parse_options(input_file, "--input").items()}
+        inputs = _input_paths(input_file)
         outcome = _run_async(
             reproduce(
                 target,
@@ -553,6 +564,11 @@ def _commands_to_mount(argv: list[str]) -> str | None:
     if command is None:
         return "*"
     return command if command in benchmark_names() else None
+
+
+def _input_paths(pairs: list[str] | None) -> dict[str, Path]:
+    """`--input NAME=PATH` pairs; paths kept as typed (not read as YAML scalars)."""
+    return {k: Path(v) for k, v in parse_pairs(pairs, "--input").items()}
 
 
 def _print_reproductions(console: Console, paper: str | None) -> None:

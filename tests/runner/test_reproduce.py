@@ -37,6 +37,7 @@ PUBLISHED = {
     "table": "Table 9",
     "title": "Success of the frontier agent and a ReAct agent",
     "source": "a made-up table for the runner's tests",
+    "notes": ["its last row needs pip install -e '.[hf]'"],
     "columns": [
         {"key": "success_rate", "label": "Success (%)", "direction": "higher"},
         {"key": "steps_success", "label": "Steps", "direction": "lower"},
@@ -154,6 +155,8 @@ def test_cli_prints_the_table_and_lists_reproductions(
     code, out, err = run_cli([*args, "--runs-dir", str(toy_paper)], capsys)
     assert code == 0, err
     assert "ours / paper" in out and "75.0" in out and "report:" in out
+    # Notes quote extras and flags: printed as written, not read as markup.
+    assert "pip install -e '.[hf]'" in " ".join(out.split())
 
 
 @pytest.mark.parametrize(

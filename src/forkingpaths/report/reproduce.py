@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from forkingpaths.core.benchmark import PlotArtifact
@@ -67,14 +68,15 @@ def result_table(table: ResultTable) -> Table:
 def rich_result_table(table: ResultTable) -> RichTable:
     """The terminal form: one column per metric, each cell `ours / paper (Δ)`."""
     plain = result_table(table)
-    caption = plain.note or None
-    out = RichTable(title=table.title, caption=caption, title_justify="left")
+    # Notes quote flags and extras (`pip install -e '.[hf]'`): never read them as markup.
+    caption = escape(plain.note) if plain.note else None
+    out = RichTable(title=escape(table.title), caption=caption, title_justify="left")
     out.add_column("method")
     for column in table.columns:
         arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
         out.add_column(f"{column.label}{arrow}\nours / paper (Δ)", justify="right")
     for cells in plain.rows:
-        merged = [cells[0]]
+        merged = [escape(cells[0])]
         for i in range(1, len(cells), 3):
             ours, paper, delta = cells[i : i + 3]
             merged.append(f"{ours} / {paper}" + (f" ({delta})" if delta != MISSING else ""))

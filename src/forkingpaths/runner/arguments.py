@@ -13,14 +13,22 @@ from forkingpaths.core.records import ModelOptions, RoleModel
 def parse_options(pairs: list[str] | None, flag: str) -> dict[str, Any]:
     """`k=v` pairs -> dict; values read as YAML scalars (true, 3, 0.5, text)."""
     out: dict[str, Any] = {}
+    for key, raw in parse_pairs(pairs, flag).items():
+        try:
+            out[key] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            out[key] = raw
+    return out
+
+
+def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, str]:
+    """`k=v` pairs -> dict of the values as typed (paths: `--input scores=1e3.csv`)."""
+    out: dict[str, str] = {}
     for pair in pairs or []:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"{flag} expects KEY=VALUE, got {pair!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            out[key.strip()] = raw
+        out[key.strip()] = raw
     return out
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import ConfigError, NameNotFound
@@ -368,9 +369,9 @@ def print_outcome(console: Console, outcome: ReproOutcome) -> None:
     for table in outcome.result.tables:
         console.print(rich_result_table(table))
     for caption, path in outcome.result.figures:
-        console.print(f"figure: {caption} -> {path}")
+        console.print(f"figure: {escape(caption)} -> {path}", highlight=False)
     for note in outcome.result.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}", highlight=False)
     console.print(f"report: {outcome.out_dir / 'report.html'}")
 
 
@@ -390,12 +391,16 @@ def estimate_reproduction(
     *,
     model: str,
     limit: int | None = None,
+    inputs: Mapping[str, Path] | None = None,
     prices_path: Path | None = None,
 ) -> ReproEstimate:
     """Dry-run every run of a reproduction with the benchmark's scripted stand-in and price it
-    as `model` (`forkingpaths estimate`, summed over the runs)."""
+    as `model` (`forkingpaths estimate`, summed over the runs); the inputs add the runs they
+    add (an evolved prompt's row)."""
     listed = find_reproduction(key)
-    ctx = ReproContext(model=model, limit=limit)
+    given = {k: Path(v) for k, v in (inputs or {}).items()}
+    check_inputs(listed, given)
+    ctx = ReproContext(model=model, limit=limit, inputs=given)
     specs = plan_specs(listed, ctx)
     rows: list[list[Any]] = []
     totals = [0.0, 0.0, 0, 0]
