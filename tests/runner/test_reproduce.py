@@ -18,6 +18,7 @@ from forkingpaths.core.records import ModelOptions, RunOptions
 from forkingpaths.core.reproduce import (
     ReproContext,
     Reproduction,
+    ReproResult,
     ReproRun,
     load_published,
     metric_table,
@@ -300,3 +301,39 @@ def test_every_paper_table_is_listed_and_plans_offline() -> None:
         assert specs, entry.reproduction.key
         for spec in specs.values():
             assert spec.model is None or spec.model.startswith("scripted/"), spec
+
+
+async def _make_input(ctx: ReproContext) -> dict[str, Path]:
+    path = ctx.out_dir / "made.txt"
+    if not path.exists():  # resumable: made once
+        path.write_text(f"made for {ctx.model}\n", encoding="utf-8")
+    return {"made": path}
+
+
+def _note_the_input(runs: object, published: object, ctx: ReproContext) -> ReproResult:
+    return ReproResult(notes=[ctx.inputs["made"].read_text(encoding="utf-8").strip()])
+
+
+PREPARED = Reproduction(
+    key="toy:table12",
+    title="Table 12: an input the reproduction makes itself",
+    runs=lambda ctx: [ReproRun(key="frontier", agent="frontier", needs_model=False)],
+    compute=_note_the_input,
+    inputs={"made": "a file `prepare` writes when not given"},
+    prepare=_make_input,
+)
+
+
+def test_prepare_makes_the_inputs_the_user_did_not_give(
+    toy_paper: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(GridDagBenchmark, "reproductions", lambda self: [PREPARED])
+    made = run_reproduction("toy:table12", model="scripted", limit=1, runs_dir=toy_paper)
+    assert made.result.notes[0] == "made for scripted"
+    assert (made.out_dir / "made.txt").is_file()
+    given = tmp_path / "mine.txt"
+    given.write_text("my own\n")
+    mine = run_reproduction(
+        "toy:table12", model="scripted", limit=1, inputs={"made": given}, runs_dir=toy_paper
+    )
+    assert mine.result.notes[0] == "my own"

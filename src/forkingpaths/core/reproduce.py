@@ -4,7 +4,7 @@ how our numbers are read off those runs."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from forkingpaths.core.errors import InvalidFile
-from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.records import EpisodeRecord, ModelOptions
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -83,7 +83,11 @@ class ReproContext:
     limit: int | None = None
     """At most this many instances per run (a smoke test; the table says so)."""
     out_dir: Path = Path(".")
-    """Where figures go."""
+    """Where figures (and inputs `prepare` makes) go."""
+    model_options: ModelOptions = field(default_factory=ModelOptions)
+    """Endpoint of the user's model (`--base-url`, `--api-key-env`), for `prepare`."""
+    runs_dir: Path = Path("runs")
+    """Where the runs go."""
 
 
 class PublishedColumn(BaseModel):
@@ -207,6 +211,8 @@ class ReproResult:
     notes: list[str] = field(default_factory=list)
 
 
+PrepareFn = Callable[["ReproContext"], Awaitable[Mapping[str, Path]]]
+
 ComputeFn = Callable[[Mapping[str, RunView], PublishedTable | None, ReproContext], ReproResult]
 
 
@@ -231,6 +237,9 @@ class Reproduction:
     evolved prompt that adds a row): name -> what it is."""
     description: str = ""
     """One line for `forkingpaths reproduce list`: the protocol in short."""
+    prepare: PrepareFn | None = None
+    """Makes the `inputs` the user did not give, before the runs (Agent-ExpVer's learned
+    truths): writes them under `ctx.out_dir`, resumably, and returns name -> path."""
 
 
 def metric_table(

@@ -10,7 +10,7 @@ import logging
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,7 @@ def check_inputs(listed: Listed, inputs: Mapping[str, Path]) -> None:
         if not Path(path).exists():
             raise ConfigError(f"--input {name}={path}: no such file or folder")
     missing = [n for n in repro.inputs if n not in inputs]
-    if missing:
+    if missing and repro.prepare is None:
         described = "; ".join(f"{n}=PATH ({repro.inputs[n]})" for n in missing)
         raise ConfigError(f"{repro.key} needs --input {described}")
 
@@ -234,9 +234,15 @@ async def reproduce(
         listed.published.match_model(compare_to)  # refuse an unknown model before running
     ctx = ReproContext(model=model, compare_to=compare_to, inputs=given, limit=limit)
     out_dir = reproduction_dir(runs_dir, repro.key, ctx)
-    ctx = ReproContext(
-        model=model, compare_to=compare_to, inputs=given, limit=limit, out_dir=out_dir
+    ctx = replace(
+        ctx, out_dir=out_dir, model_options=model_options or ModelOptions(), runs_dir=runs_dir
     )
+    if repro.prepare is not None and any(n not in given for n in repro.inputs):
+        if model is None:
+            raise ConfigError(f"{repro.key} needs --model to make its inputs")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        made = await repro.prepare(ctx)
+        ctx = replace(ctx, inputs={**made, **given})
     specs = plan_specs(listed, ctx, model_options=model_options, roles=roles)
     options = options or RunOptions()
     budget = options.budget_usd
