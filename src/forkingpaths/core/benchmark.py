@@ -231,6 +231,11 @@ class Benchmark(ABC):
             raise NameNotFound(f"agent of {self.name}", name, list(self.agents))
         return self.agents[name]
 
+    def sample_instances(self, split: str, n: int) -> list[Instance]:
+        """At most n instances of a split for a smoke test (`reproduce --limit`): the first n;
+        a benchmark whose split mixes kinds (Combo and Explore) takes some of each."""
+        return self.instances(split)[:n]
+
     def select_instances(self, split: str, ids: list[str] | None) -> list[Instance]:
         if split not in self.splits:
             raise NameNotFound(f"split of {self.name}", split, list(self.splits))

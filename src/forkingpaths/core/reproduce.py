@@ -100,6 +100,8 @@ class PublishedColumn(BaseModel):
     direction: Literal["higher", "lower", "none"] = "higher"
     decimals: int | None = None
     """Decimals to print (None: as many as the published numbers show)."""
+    difference: bool = True
+    """Show ours minus the paper's (False for a spread, a count of samples...)."""
 
 
 class PublishedRow(BaseModel):

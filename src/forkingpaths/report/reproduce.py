@@ -47,8 +47,8 @@ def result_table(table: ResultTable) -> Table:
     groups: list[tuple[str, int]] = [("", 1)]
     for column in table.columns:
         arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
-        header += ["ours", "paper", "Δ"]
-        groups.append((f"{column.label}{arrow}", 3))
+        header += ["ours", "paper", "Δ"] if column.difference else ["ours", "paper"]
+        groups.append((f"{column.label}{arrow}", 3 if column.difference else 2))
     rows: list[list[str]] = []
     for row in table.rows:
         cells = [row.label]
@@ -57,12 +57,19 @@ def result_table(table: ResultTable) -> Table:
             cells += [
                 _number(row.ours.get(column.key), decimals),
                 _number(row.published.get(column.key), decimals),
-                _number(row.difference(column.key), decimals, signed=True),
             ]
+            if column.difference:
+                cells.append(_number(row.difference(column.key), decimals, signed=True))
         rows.append(cells)
-    against = f"published numbers: {table.published_model}" if table.published_model else ""
-    note = "; ".join(part for part in [against, *table.notes] if part)
+    against = f"Published numbers: {table.published_model}." if table.published_model else ""
+    note = " ".join(_sentence(part) for part in [against, *table.notes] if part)
     return Table(title=table.title, header=header, rows=rows, note=note, groups=groups)
+
+
+def _sentence(note: str) -> str:
+    """A note as a sentence, so that notes run on as prose: `a` -> `a.`, `a.` stays."""
+    note = note.strip()
+    return note if note.endswith((".", "!", "?", ":")) else f"{note}."
 
 
 def rich_result_table(table: ResultTable) -> RichTable:
@@ -74,11 +81,15 @@ def rich_result_table(table: ResultTable) -> RichTable:
     out.add_column("method")
     for column in table.columns:
         arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
-        out.add_column(f"{column.label}{arrow}\nours / paper (Δ)", justify="right")
+        under = "ours / paper (Δ)" if column.difference else "ours / paper"
+        out.add_column(f"{escape(column.label)}{arrow}\n{under}", justify="right")
     for cells in plain.rows:
         merged = [escape(cells[0])]
-        for i in range(1, len(cells), 3):
-            ours, paper, delta = cells[i : i + 3]
+        i = 1
+        for column in table.columns:
+            ours, paper = cells[i : i + 2]
+            delta = cells[i + 2] if column.difference else MISSING
+            i += 3 if column.difference else 2
             merged.append(f"{ours} / {paper}" + (f" ({delta})" if delta != MISSING else ""))
         out.add_row(*merged)
     return out

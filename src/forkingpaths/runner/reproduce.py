@@ -118,8 +118,9 @@ def find_reproduction(key: str) -> Listed:
 def _instances(bench: Benchmark, run: ReproRun, split: str, limit: int | None) -> list[str] | None:
     if limit is None:
         return list(run.instances) if run.instances else None
-    ids = list(run.instances) if run.instances else [i.id for i in bench.instances(split)]
-    return ids[:limit]
+    if run.instances:
+        return list(run.instances)[:limit]
+    return [i.id for i in bench.sample_instances(split, limit)]
 
 
 def plan_specs(
