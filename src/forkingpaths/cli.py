@@ -346,6 +346,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             est = estimate_reproduction(
                 target,
                 model=model,
+                roles=parse_roles(role, role_base_url, role_api_key_env),
                 limit=limit,
                 inputs=_input_paths(input_file),
                 prices_path=prices,
@@ -364,6 +365,13 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             )
             header = ["run", "agent", "calls", "calls (cap)", "tokens", "USD", "USD (cap)"]
             _print_table(console, f"Estimate: {target} with {model}", header, rows)
+            console.print(
+                "expected: each run as its scripted stand-in plays it; cap: every episode to "
+                "its step cap",
+                highlight=False,
+            )
+            for note in est.notes:
+                console.print(f"note: {escape(note)}", highlight=False)
             return
         options = RunOptions(
             concurrency=concurrency,
@@ -577,7 +585,10 @@ def _print_reproductions(console: Console, paper: str | None) -> None:
         repro = entry.reproduction
         protocol = repro.description
         if repro.inputs:
-            protocol += " (needs " + " ".join(f"--input {n}=PATH" for n in repro.inputs) + ")"
+            flags = " ".join(f"--input {n}=PATH" for n in repro.inputs)
+            protocol += (
+                f" (made first unless given: {flags})" if repro.prepare else f" (needs {flags})"
+            )
         if repro.optional_inputs:
             optional = " ".join(f"--input {n}=PATH" for n in repro.optional_inputs)
             protocol += f" (optional {optional})"

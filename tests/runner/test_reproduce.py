@@ -14,7 +14,7 @@ from tests.doubles import run_cli
 from forkingpaths.api import reproduce
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
 from forkingpaths.core.errors import ConfigError, NameNotFound
-from forkingpaths.core.records import ModelOptions, RunOptions
+from forkingpaths.core.records import ModelOptions, RoleModel, RunOptions
 from forkingpaths.core.reproduce import (
     ReproContext,
     Reproduction,
@@ -26,6 +26,7 @@ from forkingpaths.core.reproduce import (
 from forkingpaths.models.mockserver import MockServer
 from forkingpaths.runner import reproduce as reproduce_module
 from forkingpaths.runner.reproduce import (
+    estimate_reproduction,
     find_reproduction,
     list_reproductions,
     plan_specs,
@@ -337,3 +338,19 @@ def test_prepare_makes_the_inputs_the_user_did_not_give(
         "toy:table12", model="scripted", limit=1, inputs={"made": given}, runs_dir=toy_paper
     )
     assert mine.result.notes[0] == "my own"
+
+
+def test_estimate_prices_the_judge_as_its_model_and_caps_above_expected() -> None:
+    bare = estimate_reproduction("mutate:table3", model="openai/gpt-4.1", limit=1)
+    judged = estimate_reproduction(
+        "mutate:table3",
+        model="openai/gpt-4.1",
+        roles={"judge": RoleModel(model="openai/gpt-4.1")},
+        limit=1,
+    )
+    assert judged.expected_calls > bare.expected_calls
+    assert judged.expected_cost_usd > bare.expected_cost_usd > 0
+    for row in [*bare.rows, *judged.rows]:
+        _, _, calls, calls_cap, _, usd, usd_cap = row
+        assert calls_cap >= calls and usd_cap >= usd, row
+    assert any("completion tokens per agent call assumed" in n for n in judged.notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ class Estimate:
     upper_cost_usd: float = 0.0
     expected_calls: int = 0
     upper_calls: int = 0
+    assumed_completion_tokens: int | None = None
+    """Completion tokens per agent call taken from the stand-in (None: the user's figure)."""
 
 
 def estimate_run(
@@ -45,13 +48,16 @@ def estimate_run(
     completion_tokens: int | None = None,
     prices_path: Path | None = None,
     benchmark_options: dict[str, Any] | None = None,
+    roles: Mapping[str, tuple[str, str]] | None = None,
 ) -> Estimate:
     """Dry-run every planned episode with the benchmark's scripted stand-in policy (the same
     prompts the real model would receive), then price the tokens as `model`.
 
     Expected figures assume the model behaves like the stand-in (a competent agent); the upper
     bound assumes every episode runs to its step cap, with the prompt growing per call as the
-    dry run measured.
+    dry run measured (never below what the dry run itself used). `roles` maps a protocol role to
+    (the model it is priced as, the scripted model standing in for it): a judge's calls are
+    priced as the judge's model.
     """
     if completion_tokens is not None and completion_tokens < 0:
         raise ConfigError(f"--completion-tokens must be >= 0, got {completion_tokens}")
@@ -83,7 +89,19 @@ def estimate_run(
     stand_in = ScriptedModel(
         model, load_policy(policy_name), ModelRuntime(cache=False, meter=meter)
     )
-    runner = EpisodeRunner("estimate", spec, bench, stand_in, meter)
+    # A role's stand-in answers under a name of its own, so its calls are told from the agent's
+    # even when the judge is the agent's model; each is priced as the model it stands for.
+    priced_as = {model: model}
+    role_models = {}
+    for role, (price_model, stand_in_id) in (roles or {}).items():
+        name = f"{price_model} (as {role})"
+        priced_as[name] = price_model
+        role_models[role] = ScriptedModel(
+            name,
+            load_policy(parse_model_id(stand_in_id)[1]),
+            ModelRuntime(cache=False, meter=meter),
+        )
+    runner = EpisodeRunner("estimate", spec, bench, stand_in, meter, roles=role_models)
 
     async def dry_run() -> list[EpisodeRecord]:
         gate = asyncio.Semaphore(8)
@@ -99,33 +117,54 @@ def estimate_run(
 
     records = asyncio.run(dry_run())
     calls = [c for r in records for s in r.steps for c in s.calls]
+    agent_calls = [c for c in calls if c.model == model]
     n_calls = len(calls)
-    prompt = sum(c.prompt_tokens for c in calls)
     per_call_out = completion_tokens
     if per_call_out is None:
-        per_call_out = round(sum(c.completion_tokens for c in calls) / n_calls) if n_calls else 0
-    completion = per_call_out * n_calls
-    expected_cost = prices.price(model, Usage(prompt_tokens=prompt, completion_tokens=completion))
+        per_call_out = (
+            round(sum(c.completion_tokens for c in agent_calls) / len(agent_calls))
+            if agent_calls
+            else 0
+        )
+
+    def completion_of(c: Any) -> int:
+        # The agent's replies are assumed `per_call_out` long; a role's as its stand-in's.
+        return per_call_out if c.model == model else c.completion_tokens
+
+    prompt = sum(c.prompt_tokens for c in calls)
+    completion = sum(completion_of(c) for c in calls)
+    expected_cost = sum(
+        prices.price(
+            priced_as.get(c.model, c.model),
+            Usage(prompt_tokens=c.prompt_tokens, completion_tokens=completion_of(c)),
+        )
+        for c in calls
+    )
 
     # Upper bound: every episode runs to its cap; prompt tokens of call k grow as first + slope*k.
-    upper_calls, upper_prompt = 0, 0
+    # An episode's bound is never below what its dry run used (a prompt that shrinks, a history
+    # cut short, several calls per step), and role calls scale with the episode's steps.
+    upper_calls, upper_prompt, upper_completion, upper_cost = 0, 0, 0, 0.0
     for job, record in zip(jobs, records, strict=True):
-        cap = bench.max_steps(job.instance)
-        episode_calls = [c.prompt_tokens for s in record.steps for c in s.calls]
-        per_step = max(1.0, len(episode_calls) / max(1, len(record.steps)))
-        first = episode_calls[0] if episode_calls else 0
-        slope = (
-            (episode_calls[-1] - first) / (len(episode_calls) - 1)
-            if len(episode_calls) > 1
-            else 0.0
-        )
-        n = int(cap * per_step)
-        upper_calls += n
-        upper_prompt += int(n * first + slope * n * (n - 1) / 2)
-    upper_completion = per_call_out * upper_calls
-    upper_cost = prices.price(
-        model, Usage(prompt_tokens=upper_prompt, completion_tokens=upper_completion)
-    )
+        scale = max(1.0, bench.max_steps(job.instance) / max(1, len(record.steps)))
+        by_model: dict[str, list[Any]] = {}
+        for step in record.steps:
+            for c in step.calls:
+                by_model.setdefault(c.model, []).append(c)
+        for name, model_calls in by_model.items():
+            tokens = [c.prompt_tokens for c in model_calls]
+            n = max(len(tokens), int(len(tokens) * scale))
+            first = tokens[0]
+            slope = (tokens[-1] - first) / (len(tokens) - 1) if len(tokens) > 1 else 0.0
+            bound_prompt = max(sum(tokens), int(n * first + slope * n * (n - 1) / 2))
+            out = per_call_out if name == model else max(c.completion_tokens for c in model_calls)
+            upper_calls += n
+            upper_prompt += bound_prompt
+            upper_completion += out * n
+            upper_cost += prices.price(
+                priced_as.get(name, name),
+                Usage(prompt_tokens=bound_prompt, completion_tokens=out * n),
+            )
     rows = [
         ["episodes", len(jobs), len(jobs)],
         ["model calls", n_calls, upper_calls],
@@ -152,4 +191,5 @@ def estimate_run(
         upper_cost,
         n_calls,
         upper_calls,
+        per_call_out if completion_tokens is None else None,
     )

@@ -391,30 +391,53 @@ class ReproEstimate:
     upper_cost_usd: float
     expected_calls: int
     upper_calls: int
+    notes: list[str] = field(default_factory=list)
+    """How the figures were made (the stand-ins, the assumed reply length), once each."""
+
+
+def _priced_roles(
+    run: ReproRun, bench: Benchmark, model: str, roles: Mapping[str, RoleModel]
+) -> dict[str, tuple[str, str]]:
+    """Role -> (the model its calls are priced as, its scripted stand-in): the user's `--role`,
+    else the agent's model where the benchmark lets it play the role, else the protocol's."""
+    priced: dict[str, tuple[str, str]] = {}
+    for role, stand_in in run.offline_roles.items():
+        if role in roles:
+            priced[role] = (roles[role].model, stand_in)
+        elif role in bench.roles_default_to_agent:
+            priced[role] = (model, stand_in)
+        elif role in run.roles:
+            priced[role] = (run.roles[role], stand_in)
+    return priced
 
 
 def estimate_reproduction(
     key: str,
     *,
     model: str,
+    roles: Mapping[str, RoleModel] | None = None,
     limit: int | None = None,
     inputs: Mapping[str, Path] | None = None,
     prices_path: Path | None = None,
 ) -> ReproEstimate:
-    """Dry-run every run of a reproduction with the benchmark's scripted stand-in and price it
-    as `model` (`forkingpaths estimate`, summed over the runs); the inputs add the runs they
-    add (an evolved prompt's row)."""
+    """Dry-run every run of a reproduction with the benchmark's scripted stand-ins and price it
+    as `model` (and each role as its model), summed over the runs (`forkingpaths estimate`);
+    the inputs add the runs they add (an evolved prompt's row)."""
     listed = find_reproduction(key)
     given = {k: Path(v) for k, v in (inputs or {}).items()}
     check_inputs(listed, given)
     ctx = ReproContext(model=model, limit=limit, inputs=given)
-    specs = plan_specs(listed, ctx)
+    specs = plan_specs(listed, ctx, roles=roles)
+    runs = {run.key: run for run in listed.reproduction.runs(ctx)}
     rows: list[list[Any]] = []
+    notes: list[str] = []
+    assumed: dict[str, int] = {}
     totals = [0.0, 0.0, 0, 0]
     for run_key, spec in specs.items():
         if spec.model is None:
             rows.append([run_key, spec.agent, 0, 0, 0, 0.0, 0.0])
             continue
+        bench = make_benchmark(spec.benchmark, **spec.benchmark_options)
         est = estimate_run(
             spec.benchmark,
             agent=spec.agent,
@@ -425,6 +448,7 @@ def estimate_reproduction(
             agent_options=dict(spec.agent_options),
             prices_path=prices_path,
             benchmark_options=dict(spec.benchmark_options),
+            roles=_priced_roles(runs[run_key], bench, model, roles or {}),
         )
         tokens = {row[0]: row[1] for row in est.rows}
         rows.append(
@@ -438,14 +462,24 @@ def estimate_reproduction(
                 est.upper_cost_usd,
             ]
         )
+        notes += [n for n in est.notes if n not in notes and "assumed" not in n]
+        if est.assumed_completion_tokens is not None:
+            assumed[run_key] = est.assumed_completion_tokens
         totals[0] += est.expected_cost_usd
         totals[1] += est.upper_cost_usd
         totals[2] += est.expected_calls
         totals[3] += est.upper_calls
+    if assumed:
+        each = ", ".join(f"{k} {v}" for k, v in assumed.items())
+        notes.append(
+            f"completion tokens per agent call assumed as the stand-ins wrote them ({each}); "
+            "reasoning models write far more"
+        )
     return ReproEstimate(
         rows=rows,
         expected_cost_usd=totals[0],
         upper_cost_usd=totals[1],
         expected_calls=int(totals[2]),
         upper_calls=int(totals[3]),
+        notes=notes,
     )
