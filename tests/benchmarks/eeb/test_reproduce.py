@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,88 @@ def test_table6_plays_the_learned_truths_as_ordinary_runs(tmp_path: Path) -> Non
         assert row["model"] == "qwen2.5-32b-instruct"
         assert (row["maze_success"], row["maze_score"], row["maze_steps"]) == (100.0, 3225.0, 40.0)
         assert (row["match2_success"], row["match2_score"]) == (100.0, 246.0)
+
+
+TRUTH_NAMES = ("maze_truths", "maze_truths_no_tw", "match2_truths", "match2_truths_no_tw")
+
+
+def test_table6_learns_its_truths_first_and_reuses_them(tmp_path: Path) -> None:
+    outcome = run_reproduction("eeb:table6", model="scripted", limit=1, runs_dir=tmp_path)
+    out = outcome.out_dir
+    assert out == tmp_path / "reproduce-eeb-table6-scripted-limit1"
+    (table,) = outcome.result.tables
+    # maze-l1-000 and match2-easy-000 played by scripted/eeb-reference (it ignores truths)
+    for row in table.rows:
+        assert row.ours == {
+            "maze_success": 100.0,
+            "maze_score": 3050.0,
+            "maze_steps": 44.0,
+            "match2_success": 100.0,
+            "match2_score": 246.0,
+            "match2_rms": 41.1765,
+        }
+    assert outcome.result.notes[0] == (
+        "truths learned here by Agent-ExpVer, seed 0 (maze_truths, maze_truths_no_tw, "
+        "match2_truths, match2_truths_no_tw; the learning runs are in learning/): the smallest "
+        "budget under --limit: 1 round, 1 training level, Delta on 1 held-out level (without "
+        "--limit: 5 rounds, 3 training levels per round, Delta on 9 held-out levels)"
+    )
+    recorded = json.loads((out / "reproduction.json").read_text())["inputs"]
+    assert recorded == {name: str(out / f"{name}.json") for name in TRUTH_NAMES}
+    for name in TRUTH_NAMES:
+        game = name.split("_")[0]
+        assert TruthRepository.load(out / f"{name}.json").game == game
+        spec = json.loads((out / "learning" / name / "expver_config.json").read_text())
+        config = spec["config"]
+        assert (config["rounds"], config["levels_per_round"], config["eval_levels"]) == (1, 1, 1)
+        assert config["truthweaver"] is not name.endswith("_no_tw")
+        assert spec["agent_model"] == "scripted/eeb-expver"
+        assert spec["eval_levels"] == ["maze-l1-000" if game == "maze" else "match2-easy-000"]
+        rounds = (out / "learning" / name / "expver_rounds.jsonl").read_text().splitlines()
+        # round 0 (no truths) and round 1: its experience replays to the same score (the
+        # scripted player ignores truths), so verification (Eq. 4) rejects it
+        assert [json.loads(line)["experiences_verified"] for line in rounds] == [0, 0]
+        assert json.loads(rounds[1])["experiences_proposed"] == 1
+
+    def stamps() -> dict[str, int]:
+        files = [out / f"{n}.json" for n in TRUTH_NAMES]
+        files += [out / "learning" / n / "expver_episodes.jsonl" for n in TRUTH_NAMES]
+        return {str(f): f.stat().st_mtime_ns for f in files}
+
+    before = stamps()
+    again = run_reproduction("eeb:table6", model="scripted", limit=1, runs_dir=tmp_path)
+    assert stamps() == before, "the truths are reused: no learning runs again"
+    assert [r.ours for r in again.result.tables[0].rows] == [r.ours for r in table.rows]
+
+    # An interrupted learning (its files there, the truths file not yet) restarts cleanly.
+    (out / "maze_truths.json").unlink()
+    run_reproduction("eeb:table6", model="scripted", limit=1, runs_dir=tmp_path)
+    rounds = (out / "learning" / "maze_truths" / "expver_rounds.jsonl").read_text()
+    assert [json.loads(line)["round"] for line in rounds.splitlines()] == [0, 1]
+    after = stamps()
+    assert [k for k in after if after[k] != before[k]] == [
+        str(out / "maze_truths.json"),
+        str(out / "learning" / "maze_truths" / "expver_episodes.jsonl"),
+    ]
+
+
+def test_table6_learns_only_the_truths_not_given(tmp_path: Path) -> None:
+    given = {
+        name: TruthRepository("maze", ["Keep away from monsters."]).save(tmp_path / f"{name}.json")
+        for name in ("maze_truths", "maze_truths_no_tw")
+    }
+    outcome = run_reproduction(
+        "eeb:table6", model="scripted", limit=1, runs_dir=tmp_path / "runs", inputs=given
+    )
+    learned = sorted(p.name for p in (outcome.out_dir / "learning").iterdir())
+    assert learned == ["match2_truths", "match2_truths_no_tw"]
+    assert not (outcome.out_dir / "maze_truths.json").exists()
+    recorded = json.loads((outcome.out_dir / "reproduction.json").read_text())["inputs"]
+    assert recorded["maze_truths"] == str(given["maze_truths"])
+    assert recorded["match2_truths"] == str(outcome.out_dir / "match2_truths.json")
+    assert outcome.result.notes[0].startswith(
+        "truths learned here by Agent-ExpVer, seed 0 (match2_truths, match2_truths_no_tw; "
+    )
 
 
 def test_table7_ablations(tmp_path: Path) -> None:

@@ -13,16 +13,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from forkingpaths.benchmarks.eeb.agents.truths import GAMES, TruthRepository
-from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
+from forkingpaths.benchmarks.eeb.agents.truths import GAMES
 from forkingpaths.benchmarks.eeb.expver import (
+    DEFAULT_EVAL_LEVELS,
+    DEFAULT_LEVELS_PER_ROUND,
+    DEFAULT_ROUNDS,
     ExpVerConfig,
-    ExpVerLearner,
-    LearningResult,
-    game_instance_params,
-    game_levels,
+    learn_truths,
 )
-from forkingpaths.benchmarks.eeb.games import RECORD_METRICS, game_env
 from forkingpaths.benchmarks.eeb.match2 import Match2Env
 from forkingpaths.benchmarks.eeb.match2_levels import load_match2_level
 from forkingpaths.benchmarks.eeb.maze import (
@@ -38,8 +36,6 @@ from forkingpaths.core.chat import ModelParams
 from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.core.records import ModelOptions
-from forkingpaths.models.factory import RunParamsModel, check_model_access, make_model
-from forkingpaths.models.runtime import ModelRuntime
 
 log = logging.getLogger(__name__)
 
@@ -125,12 +121,26 @@ def replay_cmd(
 def learn_cmd(
     game: Annotated[str, typer.Argument(help="maze | match2")],
     model: Annotated[str, typer.Option(help="provider/model for the agent and ExpVer modules")],
-    rounds: Annotated[int, typer.Option(help="learning rounds (Delta checked after each)")] = 5,
-    levels_per_round: Annotated[int, typer.Option(help="training levels per round")] = 3,
-    eval_levels: Annotated[int, typer.Option(help="held-out test levels for Delta (Eq. 6)")] = 9,
+    rounds: Annotated[
+        int, typer.Option(help="learning rounds (Delta checked after each)")
+    ] = DEFAULT_ROUNDS,
+    levels_per_round: Annotated[
+        int, typer.Option(help="training levels per round")
+    ] = DEFAULT_LEVELS_PER_ROUND,
+    eval_levels: Annotated[
+        int, typer.Option(help="held-out test levels for Delta (Eq. 6)")
+    ] = DEFAULT_EVAL_LEVELS,
     no_verify: Annotated[bool, typer.Option(help="skip verification (Eq. 4)")] = False,
     no_truthweaver: Annotated[bool, typer.Option(help="ablation without TruthWeaver")] = False,
     truths: Annotated[Path | None, typer.Option(help="start from this truth file")] = None,
+    levels: Annotated[
+        Path | None,
+        typer.Option(
+            help="learn on these level files instead of the shipped ones (the eeb `levels` "
+            "option: the release's data/levels); levels in a folder named *train* train, the "
+            "others measure Delta"
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="seed of level choice and episodes")] = 0,
     max_steps: Annotated[
         int | None,
@@ -149,7 +159,6 @@ def learn_cmd(
     options = ModelOptions(
         base_url=base_url, api_key_env=api_key_env, params=ModelParams(temperature=temperature)
     )
-    check_model_access(model, options)
     config = ExpVerConfig(
         game=game,  # type: ignore[arg-type]
         rounds=rounds,
@@ -158,35 +167,20 @@ def learn_cmd(
         verification=not no_verify,
         truthweaver=not no_truthweaver,
         seed=seed,
-        **({} if max_steps is None else {"max_steps": max_steps}),
-    )
-    bench = EEBBenchmark()
-    game_cap = {} if max_steps is None else {"max_steps": max_steps}
-    chat = RunParamsModel(
-        make_model(model, options, ModelRuntime(cache=not no_cache)), options.params
     )
     out_dir = runs_dir / (run_id or f"eeb-expver-{game}-{model.replace('/', '-')}-s{seed}")
-    learner = ExpVerLearner(
-        config,
-        make_agent=lambda texts: bench.make_agent("base", chat, {"truths": texts}),
-        make_env=lambda level: game_env(game, level, **game_cap),  # type: ignore[arg-type]
-        episode_metrics=RECORD_METRICS[game],
-        model=chat,
-        out_dir=out_dir,
-        train_levels=game_levels(game, "train"),  # type: ignore[arg-type]
-        eval_levels=game_levels(game, "eval"),  # type: ignore[arg-type]
-        initial_truths=TruthRepository.load(truths) if truths else (),
-        agent_model=model,
-        instance_params=game_instance_params,
+    result = asyncio.run(
+        learn_truths(
+            config,
+            model,
+            out_dir,
+            model_options=options,
+            cache=not no_cache,
+            max_steps=max_steps,
+            initial_truths=truths,
+            levels=levels,
+        )
     )
-
-    async def learn() -> LearningResult:
-        try:
-            return await learner.learn()
-        finally:
-            await chat.aclose()
-
-    result = asyncio.run(learn())
     table = Table(title=f"Agent-ExpVer on {game}", title_justify="left")
     for column in ("round", "truths", "verified", "eval score", "delta", "kept"):
         table.add_column(column)

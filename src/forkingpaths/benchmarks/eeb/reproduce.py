@@ -4,8 +4,18 @@ how our numbers are read off those runs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from forkingpaths.benchmarks.eeb.expver import (
+    DEFAULT_EVAL_LEVELS,
+    DEFAULT_LEVELS_PER_ROUND,
+    DEFAULT_ROUNDS,
+    SMOKE_BUDGET,
+    ExpVerConfig,
+    learned_truths_file,
+)
+from forkingpaths.core.records import ModelOptions
 from forkingpaths.core.reproduce import (
     PublishedColumn,
     PublishedTable,
@@ -21,6 +31,10 @@ from forkingpaths.core.reproduce import (
 PAPER = "eeb"
 OFFLINE_MODEL = "scripted/eeb-reference"
 """Stands in for the user's model with `--model scripted` (the quick suite's eeb model)."""
+OFFLINE = "scripted"
+"""The `--model` that asks for the offline stand-ins (the reproduce runner's `OFFLINE`)."""
+OFFLINE_LEARNER = "scripted/eeb-expver"
+"""Stands in for the user's model in Table 6's learning with `--model scripted`."""
 TEMPERATURE = 0.0
 """The paper states no sampling temperature; ours is 0 (said in every table's notes)."""
 MAZE_PERCENT = ("Suc.Rate", "A.Explor", "A.Gold")
@@ -41,9 +55,86 @@ TRUTH_INPUTS: Mapping[str, str] = {
     "match2_truths_no_tw": "truths.json of `forkingpaths eeb learn match2 --model M "
     "--no-truthweaver`",
 }
-"""Table 6's learned memories: Agent-ExpVer learning is its own command (`eeb learn`, a
-learning run with rounds and a Delta check), so the table takes its truth files as inputs and
-plays them as ordinary runs of the base agent (`truths=FILE`)."""
+"""Table 6's learned memories, played as ordinary runs of the base agent (`truths=FILE`). A
+file the user does not give is learned before the runs (`_prepare_truths`)."""
+TRUTH_LEARNING: Mapping[str, tuple[str, bool]] = {
+    "maze_truths": ("maze", True),
+    "maze_truths_no_tw": ("maze", False),
+    "match2_truths": ("match2", True),
+    "match2_truths_no_tw": ("match2", False),
+}
+"""Input -> (game, TruthWeaver on) of the Agent-ExpVer learning that makes it."""
+LEARNING_DIR = "learning"
+"""Under the reproduction's folder: one Agent-ExpVer learning run per missing input."""
+
+
+def _learning_budget(ctx: ReproContext) -> dict[str, int]:
+    """`eeb learn`'s defaults, or the smallest learning under `--limit` (a smoke test)."""
+    if ctx.limit is not None:
+        return dict(SMOKE_BUDGET)
+    return {
+        "rounds": DEFAULT_ROUNDS,
+        "levels_per_round": DEFAULT_LEVELS_PER_ROUND,
+        "eval_levels": DEFAULT_EVAL_LEVELS,
+    }
+
+
+async def _prepare_truths(ctx: ReproContext) -> dict[str, Path]:
+    """Learn every truths file of Table 6 the user did not give, with the user's model (the
+    offline learner under `--model scripted`), as `eeb learn` would with its defaults: each
+    game with and without TruthWeaver. Each file lands at `<out_dir>/<input>.json` once its
+    learning has finished; a file already there is reused."""
+    offline = ctx.model == OFFLINE
+    model = OFFLINE_LEARNER if offline else str(ctx.model)
+    base = ModelOptions() if offline else ctx.model_options
+    # The paper states no temperature: the learning samples at Table 6's runs' temperature.
+    options = base.model_copy(
+        update={"params": base.params.model_copy(update={"temperature": TEMPERATURE})}
+    )
+    made: dict[str, Path] = {}
+    for name, (game, truthweaver) in TRUTH_LEARNING.items():
+        if name in ctx.inputs:
+            continue
+        config = ExpVerConfig(
+            game=game,  # type: ignore[arg-type]
+            truthweaver=truthweaver,
+            **_learning_budget(ctx),
+        )
+        made[name] = await learned_truths_file(
+            ctx.out_dir / f"{name}.json",
+            ctx.out_dir / LEARNING_DIR / name,
+            config,
+            model,
+            model_options=options,
+        )
+    return made
+
+
+def _learning_notes(ctx: ReproContext) -> list[str]:
+    """Which truths files were learned here and with what budget."""
+    out_dir = ctx.out_dir.resolve()
+    learned = [
+        name
+        for name in TRUTH_LEARNING
+        if name in ctx.inputs and Path(ctx.inputs[name]).resolve().parent == out_dir
+    ]
+    if not learned:
+        return []
+    full = (
+        f"{DEFAULT_ROUNDS} rounds, {DEFAULT_LEVELS_PER_ROUND} training levels per round, Delta "
+        f"on {DEFAULT_EVAL_LEVELS} held-out levels"
+    )
+    if ctx.limit is None:
+        how = f"{full} (`eeb learn`'s defaults)"
+    else:
+        how = (
+            "the smallest budget under --limit: 1 round, 1 training level, Delta on 1 held-out "
+            f"level (without --limit: {full})"
+        )
+    return [
+        f"truths learned here by Agent-ExpVer, seed 0 ({', '.join(learned)}; the learning "
+        f"runs are in {LEARNING_DIR}/): {how}"
+    ]
 
 
 def _run(
@@ -181,7 +272,7 @@ def _table6(
         published_model=model,
         notes=list(published.notes),
     )
-    return ReproResult(tables=[table])
+    return ReproResult(tables=[table], notes=_learning_notes(ctx))
 
 
 TABLE7_RUNS: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
@@ -251,8 +342,10 @@ def reproductions() -> list[Reproduction]:
             compute=_table6,
             published="table6.yaml",
             inputs=TRUTH_INPUTS,
+            prepare=_prepare_truths,
             description="base agent on both games without truths, with truths learned without "
-            "TruthWeaver and with the full Agent-ExpVer (truth files from `eeb learn`)",
+            "TruthWeaver and with the full Agent-ExpVer (learned first with the model, as "
+            "`eeb learn` does by default)",
         ),
         Reproduction(
             key=f"{PAPER}:table7",

@@ -16,8 +16,10 @@ Where the paper lives:
 * Experiences, verdicts, evaluations and the lines of `expver_rounds.jsonl` -> `records.py`;
   training and held-out levels -> `levels.py`; Figure 3b (the learning curve) -> `plots.py`.
 * The modules' prompt texts -> `prompts.py`; `scripted/eeb-expver`, an offline stand-in model
-  for a whole learning run -> `scripted.py`. Its command, `forkingpaths eeb learn`, is in
-  `eeb/cli.py`.
+  for a whole learning run -> `scripted.py`.
+* A learning run from a model id (levels, agent, model, learner) and the resumable truths file
+  that `reproduce eeb:table6` learns -> `session.py`; its command, `forkingpaths eeb learn`,
+  is in `eeb/cli.py`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ from forkingpaths.benchmarks.eeb.expver.insightforce import (
     render_insightforce_prompt,
 )
 from forkingpaths.benchmarks.eeb.expver.learner import ExpVerLearner, derive_seed
-from forkingpaths.benchmarks.eeb.expver.levels import game_instance_params, game_levels
+from forkingpaths.benchmarks.eeb.expver.levels import (
+    game_instance_params,
+    game_levels,
+    learning_levels,
+)
 from forkingpaths.benchmarks.eeb.expver.plots import plot_learning_curve
 from forkingpaths.benchmarks.eeb.expver.records import (
     Evaluation,
@@ -43,12 +49,24 @@ from forkingpaths.benchmarks.eeb.expver.records import (
     RoundRecord,
     Verdict,
 )
+from forkingpaths.benchmarks.eeb.expver.session import (
+    DEFAULT_EVAL_LEVELS,
+    DEFAULT_LEVELS_PER_ROUND,
+    DEFAULT_ROUNDS,
+    SMOKE_BUDGET,
+    learn_truths,
+    learned_truths_file,
+)
 from forkingpaths.benchmarks.eeb.expver.truthweaver import (
     parse_organised_truths,
     render_truthweaver_prompt,
 )
 
 __all__ = [
+    "DEFAULT_EVAL_LEVELS",
+    "DEFAULT_LEVELS_PER_ROUND",
+    "DEFAULT_ROUNDS",
+    "SMOKE_BUDGET",
     "Evaluation",
     "ExpVerConfig",
     "ExpVerLearner",
@@ -62,6 +80,9 @@ __all__ = [
     "game_instance_params",
     "game_levels",
     "highlight_candidates",
+    "learn_truths",
+    "learned_truths_file",
+    "learning_levels",
     "parse_experience",
     "parse_organised_truths",
     "plot_learning_curve",

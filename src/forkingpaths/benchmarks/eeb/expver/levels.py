@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import Any, Literal
 
 from forkingpaths.benchmarks.eeb.games import Game, match2_instance_id, maze_instance_id
+from forkingpaths.benchmarks.eeb.level_files import LevelEntry, load_level_path
 from forkingpaths.benchmarks.eeb.match2_levels import (
     MATCH2_DIFFICULTIES,
     generate_match2_level,
     load_match2_split,
 )
 from forkingpaths.benchmarks.eeb.maze_levels import load_maze_split
+from forkingpaths.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 MATCH2_TRAIN_SEED_BASE = 9000
 """Seeds of generated match-2 training levels start here, far from the test seeds 0-29."""
@@ -47,6 +53,60 @@ def game_levels(game: Game, role: Literal["train", "eval"]) -> list[tuple[str, A
     for key, lv in load_match2_split("test").items():
         by_difficulty[key.split("/")[0]].append((match2_instance_id(key), lv))
     return _interleave(list(by_difficulty.values()))
+
+
+def learning_levels(
+    game: Game, levels: str | Path | None = None
+) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(training, held-out) levels of a learning run: the shipped ones (`game_levels`), or
+    those of `levels`, a file or folder as the eeb benchmark's `levels` option reads it (the
+    release's `data/levels`, `level_files.load_level_path`; defects are warnings).
+
+    From a path, the game's levels whose file lies in a folder whose name holds "train" (the
+    release's `maze_train`) are the training levels, the others the held-out ones, interleaved
+    across difficulties as in `game_levels`. A side the path has no level for stays the shipped
+    one (logged: the release ships no match-2 training boards); a path without a single level
+    of the game is refused.
+    """
+    if levels is None:
+        return game_levels(game, "train"), game_levels(game, "eval")
+    entries = load_level_path(levels).of(game)
+    if not entries:
+        raise ConfigError(
+            f"levels: {str(levels)!r} holds no {game} level; give the release's data/levels "
+            f"or a folder with {game} level files"
+        )
+    train = [(e.id, e.level) for e in entries if _is_training(e)]
+    held_out = [e for e in entries if not _is_training(e)]
+    groups: dict[Any, list[tuple[str, Any]]] = {}
+    for entry in held_out:
+        groups.setdefault(_difficulty(game, entry.level), []).append((entry.id, entry.level))
+    evaluation = _interleave([groups[key] for key in sorted(groups)])
+    for role, got in (("train", train), ("eval", evaluation)):
+        if not got:
+            log.info(
+                "levels: %s holds no %s %s level; the shipped ones are used",
+                levels,
+                game,
+                "training" if role == "train" else "held-out",
+            )
+    return (
+        train or game_levels(game, "train"),
+        evaluation or game_levels(game, "eval"),
+    )
+
+
+def _is_training(entry: LevelEntry) -> bool:
+    # A collection's source is `FILE[i]`: the folder is that of FILE.
+    folder = Path(entry.source.rsplit("[", 1)[0]).parent.name
+    return "train" in folder.lower()
+
+
+def _difficulty(game: Game, level: Any) -> int:
+    """Sort key of a level's difficulty: the maze level number, the match-2 difficulty's rank."""
+    if game == "maze":
+        return int(level.level)
+    return list(MATCH2_DIFFICULTIES).index(level.difficulty)
 
 
 def _interleave(groups: list[list[tuple[str, Any]]]) -> list[tuple[str, Any]]:
