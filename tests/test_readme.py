@@ -51,6 +51,7 @@ def test_the_offline_commands_are_found() -> None:
     assert [c.text.splitlines()[0] for c in OFFLINE if c.language == "python"] == [
         "import gymnasium",
         "from forkingpaths.api import load_records, run",
+        "from forkingpaths.api import reproduce",
     ]
 
 
@@ -157,12 +158,16 @@ def test_fast_offline_commands_run_as_written(tmp_path: Path) -> None:
     # tests.py calls the solution's add() without importing it: the tests are appended.
     assert json.loads(executed.stdout)["verdict"] == "PASSED"
 
-    api = run_command(offline("from forkingpaths.api import"), tmp_path)
+    api = run_command(offline("from forkingpaths.api import load_records"), tmp_path)
     assert api.returncode == 0, api.stderr
     assert api.stdout.splitlines()[0].startswith("1.0 runs/griddag-main-react-scripted-")
 
     gym = run_command(offline("import gymnasium"), tmp_path)
     assert gym.returncode == 0, gym.stderr
+
+    python = run_command(offline("from forkingpaths.api import reproduce"), tmp_path)
+    assert python.returncode == 0, python.stderr
+    assert python.stdout.splitlines()[:3] == ["Base 0.0 27.0", "Re only 0.0 33.0", "ReDNA 0.0 38.0"]
 
     table = run_command(offline("reproduce mutate:table3 --model scripted"), tmp_path)
     assert table.returncode == 0, table.stderr

@@ -100,13 +100,15 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         verbose: Annotated[int, typer.Option("--verbose", "-v", count=True)] = 0,
     ) -> None:
         level = logging.WARNING - 10 * min(verbose, 2)
-
-        logging.basicConfig(
-            level=level,
-            format="%(message)s",
-            handlers=[RichHandler(console=Console(stderr=True), show_path=False)],
-            force=True,
-        )
+        # A terminal gets rich's columns; a pipe or a log file gets one plain line per record,
+        # never wrapped, so a warning naming a file and a position can be grepped whole.
+        handler: logging.Handler
+        if sys.stderr.isatty():
+            handler = RichHandler(console=Console(stderr=True), show_path=False)
+        else:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+        logging.basicConfig(level=level, format="%(message)s", handlers=[handler], force=True)
 
     @app.command(
         "run",
@@ -281,10 +283,13 @@ def build_app(mount: str | None = "*") -> typer.Typer:
     def reproduce_cmd(
         target: Annotated[
             str,
-            typer.Argument(help="PAPER:ITEM (e.g. mutate:table2), or `list` to see them all"),
+            typer.Argument(
+                metavar="PAPER:ITEM", help="e.g. mutate:table2, or `list` to see them all"
+            ),
         ],
         paper: Annotated[
-            str | None, typer.Argument(help="with `list`: only this paper's items")
+            str | None,
+            typer.Argument(metavar="PAPER", help="with `list`: only this paper's items"),
         ] = None,
         model: Annotated[
             str | None,
@@ -331,7 +336,9 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         timeout: Annotated[float, typer.Option(help="seconds per HTTP request")] = 120.0,
         prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
         runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = RUNS_DIR,
-        no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+        no_progress: Annotated[
+            bool, typer.Option("--no-progress", help="no live progress display")
+        ] = False,
     ) -> None:
         """Reproduce a paper's table or figure: run its protocol as ordinary (resumable) runs,
         then print our numbers beside the published ones and write report.html."""

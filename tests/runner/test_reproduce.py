@@ -166,6 +166,7 @@ def test_cli_prints_the_table_and_lists_reproductions(
     [
         ({"key": "nopaper:table1"}, NameNotFound, "Available: toy"),
         ({"key": "toy:table99"}, NameNotFound, "toy:table9"),
+        ({"key": "toy"}, ConfigError, "name a table or figure of toy as toy:ITEM: toy:table9"),
         ({"key": "toy:table9", "limit": 0}, ConfigError, "--limit"),
         ({"key": "toy:table9", "model": None}, ConfigError, "needs --model"),
         ({"key": "toy:table9", "compare_to": "Claude"}, ConfigError, "'GPT-4.1', 'Gemini'"),

@@ -109,6 +109,11 @@ def find_reproduction(key: str) -> Listed:
     if paper not in PAPERS:
         raise NameNotFound("paper (PAPER:ITEM)", paper, list(PAPERS))
     listed = list_reproductions(paper)
+    if not item:
+        raise ConfigError(
+            f"name a table or figure of {paper} as {paper}:ITEM: "
+            f"{', '.join(e.reproduction.key for e in listed)}"
+        )
     for entry in listed:
         if entry.reproduction.key == f"{paper}:{item}":
             return entry
@@ -182,12 +187,14 @@ def plan_specs(
 
 
 def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext) -> Path:
-    """`runs/reproduce-mutate-table2-<model>[-limitN][-<inputs digest>]`: one directory per
-    table, model, limit and set of input files (the shipped corpus and a release apart)."""
+    """`runs/reproduce-mutate-table2-<model>[-limitN][-vs-<published model>][-<inputs digest>]`:
+    one directory per table, model, limit, comparison and set of input files."""
     model = re.sub(r"[^A-Za-z0-9.]+", "-", ctx.model or "reference").strip("-")
     name = f"reproduce-{key.replace(':', '-')}-{model}"
     if ctx.limit is not None:
         name += f"-limit{ctx.limit}"
+    if ctx.compare_to is not None:
+        name += "-vs-" + re.sub(r"[^A-Za-z0-9.]+", "-", ctx.compare_to).strip("-").lower()
     if ctx.inputs:
         given = sorted((n, str(Path(p).resolve())) for n, p in ctx.inputs.items())
         name += "-" + hashlib.sha256(repr(given).encode()).hexdigest()[:6]
@@ -250,6 +257,8 @@ async def reproduce(
     spent = 0.0
     exhausted = False
     views: dict[str, FinishedRun] = {}
+    ran: dict[str, RunSpec] = {}
+    """The specs as the runs recorded them (the benchmark's default roles filled in)."""
     errored: list[RunResult] = []
     for run_key, spec in specs.items():
         run_options = options
@@ -265,6 +274,7 @@ async def reproduce(
         if result.errored:
             errored.append(result)
         summary = result.run_dir.read_metrics().model_dump(mode="json")
+        ran[run_key] = result.run_dir.read_header().spec
         views[run_key] = FinishedRun(
             key=run_key,
             path=result.run_dir.path,
@@ -276,6 +286,14 @@ async def reproduce(
         computed = ReproResult(notes=["--budget-usd was reached before every run finished"])
     else:
         computed = repro.compute(views, listed.published, ctx)
+    stand_ins = sorted(
+        {m for spec in ran.values() for m in _models_of(spec) if m.startswith("scripted/")}
+    )
+    if stand_ins:
+        computed.notes.append(
+            f"Offline: scripted stand-ins played these runs ({', '.join(stand_ins)}); their "
+            "numbers test the pipeline, not a language model"
+        )
     if limit is not None:
         computed.notes.append(
             f"partial protocol: at most {limit} instance(s) per run (--limit); the paper's "
@@ -289,7 +307,7 @@ async def reproduce(
         budget_exhausted=exhausted,
         errored=errored,
     )
-    _write_outcome(outcome, ctx, specs)
+    _write_outcome(outcome, ctx, ran)
     return outcome
 
 
@@ -311,16 +329,22 @@ def rebuild_command(key: str, ctx: ReproContext) -> str:
     return " ".join(parts)
 
 
+def _models_of(spec: RunSpec) -> list[str]:
+    """The agent's model and every role's."""
+    return [m for m in [spec.model, *(r.model for r in spec.roles.values())] if m]
+
+
 def _write_outcome(outcome: ReproOutcome, ctx: ReproContext, specs: Mapping[str, RunSpec]) -> None:
     out_dir = outcome.out_dir
     runs_table = Table(
         title="Runs behind the table",
-        header=["run", "agent", "model", "instances", "trials", "report"],
+        header=["run", "agent", "model", "roles", "instances", "trials", "report"],
         rows=[
             [
                 key,
                 specs[key].agent,
                 specs[key].model or "(none)",
+                ", ".join(f"{r}: {m.model}" for r, m in specs[key].roles.items()) or "–",
                 "all" if specs[key].instances is None else len(specs[key].instances or []),
                 specs[key].trials,
                 Link("report", _relative(path / "report.html", out_dir)),
