@@ -145,6 +145,27 @@ class PublishedTable(BaseModel):
                 return row.values.get(column)
         return None
 
+    def values_of(self, model: str, method: str) -> dict[str, float | None]:
+        """A printed row by every column (None where the paper prints no number)."""
+        return {c.key: self.value(model, method, c.key) for c in self.columns}
+
+    def beside(
+        self,
+        rows: list[ResultRow],
+        model: str | None,
+        notes: Sequence[str] | None = None,
+        title: str | None = None,
+    ) -> ResultTable:
+        """Our rows in this table's layout, set against `model`'s published rows; the notes
+        default to the table's own."""
+        return ResultTable(
+            title=title or f"{self.table}: {self.title}",
+            columns=list(self.columns),
+            rows=rows,
+            published_model=model or None,
+            notes=list(self.notes if notes is None else notes),
+        )
+
     def match_model(self, wanted: str | None) -> str:
         """The published model to compare with: `wanted` (as printed, case-insensitive), else
         the first model the paper lists. Refuses a name the table does not have."""
@@ -268,21 +289,22 @@ def metric_table(
             ours = {
                 c.key: _scaled(metrics.get(c.key), scale.get(c.key, 1.0)) for c in published.columns
             }
-            printed = {c.key: published.value(model, label, c.key) for c in published.columns}
-            result_rows.append(ResultRow(label=label, ours=ours, published=printed))
-        table = ResultTable(
-            title=title or f"{published.table}: {published.title}",
-            columns=list(published.columns),
-            rows=result_rows,
-            published_model=model or None,
-            notes=list(published.notes),
-        )
-        return ReproResult(tables=[table])
+            result_rows.append(
+                ResultRow(label=label, ours=ours, published=published.values_of(model, label))
+            )
+        return ReproResult(tables=[published.beside(result_rows, model, title=title)])
 
     return compute
 
 
-def _scaled(value: Any, factor: float) -> float | None:
+def as_number(value: Any) -> float | None:
+    """A metric as a number for a table cell; None for what is not one (a missing metric, a
+    flag, a text)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) * factor
+    return float(value)
+
+
+def _scaled(value: Any, factor: float) -> float | None:
+    number = as_number(value)
+    return None if number is None else number * factor
