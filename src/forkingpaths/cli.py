@@ -66,6 +66,31 @@ from forkingpaths.runner.suite import (
 
 RUNS_DIR = Path("runs")
 
+# Options `run` and `reproduce` share: declared once, so their flags and help stay the same.
+RoleOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="model of a benchmark role, ROLE=MODEL (e.g. judge=openai/gpt-4.1)"),
+]
+RoleBaseUrlOpt = Annotated[
+    list[str] | None, typer.Option(help="endpoint of a role's model, ROLE=URL")
+]
+RoleKeyOpt = Annotated[
+    list[str] | None, typer.Option(help="env var with a role model's key, ROLE=VAR")
+]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="endpoint for openai-compat/")]
+KeyEnvOpt = Annotated[str | None, typer.Option(help="env var holding the endpoint's key")]
+MaxTokensOpt = Annotated[int | None, typer.Option(help="completion token cap")]
+ConcurrencyOpt = Annotated[int, typer.Option(help="episodes in flight")]
+ModelConcurrencyOpt = Annotated[int, typer.Option(help="requests in flight per model")]
+RpmOpt = Annotated[float | None, typer.Option(help="requests per minute limit")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="bypass the cache")]
+RetryErrorsOpt = Annotated[bool, typer.Option(help="re-run errored episodes")]
+MaxRetriesOpt = Annotated[int, typer.Option(help="retries per model call")]
+TimeoutOpt = Annotated[float, typer.Option(help="seconds per HTTP request")]
+PricesOpt = Annotated[Path | None, typer.Option(help="YAML price table override")]
+RunsDirOpt = Annotated[Path, typer.Option(help="where run directories go")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="no live progress display")]
+
 
 def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
@@ -134,41 +159,32 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         benchmark_option: Annotated[
             list[str] | None, typer.Option("--benchmark-option", "-b", help="benchmark KEY=VALUE")
         ] = None,
-        role: Annotated[
-            list[str] | None,
-            typer.Option(help="model of a benchmark role, ROLE=MODEL (e.g. judge=openai/gpt-4.1)"),
-        ] = None,
-        role_base_url: Annotated[
-            list[str] | None, typer.Option(help="endpoint of a role's model, ROLE=URL")
-        ] = None,
-        role_api_key_env: Annotated[
-            list[str] | None, typer.Option(help="env var with a role model's key, ROLE=VAR")
-        ] = None,
-        base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
-        api_key_env: Annotated[
-            str | None, typer.Option(help="env var holding the endpoint's key")
-        ] = None,
+        role: RoleOpt = None,
+        role_base_url: RoleBaseUrlOpt = None,
+        role_api_key_env: RoleKeyOpt = None,
+        base_url: BaseUrlOpt = None,
+        api_key_env: KeyEnvOpt = None,
         temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
-        max_tokens: Annotated[int | None, typer.Option(help="completion token cap")] = None,
+        max_tokens: MaxTokensOpt = None,
         reasoning_effort: Annotated[str | None, typer.Option(help="low|medium|high")] = None,
         model_extra: Annotated[
             list[str] | None,
             typer.Option(help="provider-specific request field KEY=VALUE (e.g. top_k=20)"),
         ] = None,
-        concurrency: Annotated[int, typer.Option(help="episodes in flight")] = 8,
-        model_concurrency: Annotated[int, typer.Option(help="requests in flight per model")] = 32,
-        rpm: Annotated[float | None, typer.Option(help="requests per minute limit")] = None,
+        concurrency: ConcurrencyOpt = 8,
+        model_concurrency: ModelConcurrencyOpt = 32,
+        rpm: RpmOpt = None,
         executor: Annotated[str, typer.Option(help="local (ray with the ray extra)")] = "local",
-        no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the cache")] = False,
+        no_cache: NoCacheOpt = False,
         budget_usd: Annotated[float | None, typer.Option(help="stop scheduling once spent")] = None,
-        retry_errors: Annotated[bool, typer.Option(help="re-run errored episodes")] = False,
-        max_retries: Annotated[int, typer.Option(help="retries per model call")] = 6,
-        timeout: Annotated[float, typer.Option(help="seconds per HTTP request")] = 120.0,
-        prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
+        retry_errors: RetryErrorsOpt = False,
+        max_retries: MaxRetriesOpt = 6,
+        timeout: TimeoutOpt = 120.0,
+        prices: PricesOpt = None,
         force_new: Annotated[bool, typer.Option(help="start a new run directory")] = False,
         run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
-        runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = RUNS_DIR,
-        no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+        runs_dir: RunsDirOpt = RUNS_DIR,
+        no_progress: NoProgressOpt = False,
     ) -> None:
         """Run (or resume) a benchmark, or a suite, and write its run directory.
 
@@ -295,21 +311,12 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             str | None,
             typer.Option(help="provider/model, or `scripted` for the offline stand-ins"),
         ] = None,
-        role: Annotated[
-            list[str] | None,
-            typer.Option(help="model of a benchmark role, ROLE=MODEL (e.g. judge=openai/gpt-4.1)"),
-        ] = None,
-        role_base_url: Annotated[
-            list[str] | None, typer.Option(help="endpoint of a role's model, ROLE=URL")
-        ] = None,
-        role_api_key_env: Annotated[
-            list[str] | None, typer.Option(help="env var with a role model's key, ROLE=VAR")
-        ] = None,
-        base_url: Annotated[str | None, typer.Option(help="endpoint for openai-compat/")] = None,
-        api_key_env: Annotated[
-            str | None, typer.Option(help="env var holding the endpoint's key")
-        ] = None,
-        max_tokens: Annotated[int | None, typer.Option(help="completion token cap")] = None,
+        role: RoleOpt = None,
+        role_base_url: RoleBaseUrlOpt = None,
+        role_api_key_env: RoleKeyOpt = None,
+        base_url: BaseUrlOpt = None,
+        api_key_env: KeyEnvOpt = None,
+        max_tokens: MaxTokensOpt = None,
         compare_to: Annotated[
             str | None,
             typer.Option(help="published model to set our numbers against (as the paper names it)"),
@@ -324,21 +331,19 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         estimate: Annotated[
             bool, typer.Option("--estimate", help="print calls, tokens and cost; run nothing")
         ] = False,
-        concurrency: Annotated[int, typer.Option(help="episodes in flight")] = 8,
-        model_concurrency: Annotated[int, typer.Option(help="requests in flight per model")] = 32,
-        rpm: Annotated[float | None, typer.Option(help="requests per minute limit")] = None,
-        no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the cache")] = False,
+        concurrency: ConcurrencyOpt = 8,
+        model_concurrency: ModelConcurrencyOpt = 32,
+        rpm: RpmOpt = None,
+        no_cache: NoCacheOpt = False,
         budget_usd: Annotated[
             float | None, typer.Option(help="stop scheduling once this much is spent, all runs")
         ] = None,
-        retry_errors: Annotated[bool, typer.Option(help="re-run errored episodes")] = False,
-        max_retries: Annotated[int, typer.Option(help="retries per model call")] = 6,
-        timeout: Annotated[float, typer.Option(help="seconds per HTTP request")] = 120.0,
-        prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
-        runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = RUNS_DIR,
-        no_progress: Annotated[
-            bool, typer.Option("--no-progress", help="no live progress display")
-        ] = False,
+        retry_errors: RetryErrorsOpt = False,
+        max_retries: MaxRetriesOpt = 6,
+        timeout: TimeoutOpt = 120.0,
+        prices: PricesOpt = None,
+        runs_dir: RunsDirOpt = RUNS_DIR,
+        no_progress: NoProgressOpt = False,
     ) -> None:
         """Reproduce a paper's table or figure: run its protocol as ordinary (resumable) runs,
         then print our numbers beside the published ones and write report.html."""
@@ -488,7 +493,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             int | None,
             typer.Option(help="assumed completion tokens per call (reasoning models write more)"),
         ] = None,
-        prices: Annotated[Path | None, typer.Option(help="YAML price table override")] = None,
+        prices: PricesOpt = None,
     ) -> None:
         """Predict a run's calls, tokens and cost without calling the model."""
 
