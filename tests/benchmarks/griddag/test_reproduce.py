@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import struct
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from forkingpaths.benchmarks.griddag import figures, plots
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
-from forkingpaths.benchmarks.griddag.reproduce import OFFLINE_NOTE
+from forkingpaths.benchmarks.griddag.reproduce import OFFLINE_NOTE, _example
 from forkingpaths.core.errors import InvalidFile
 from forkingpaths.core.reproduce import ReproContext, ResultTable, load_published
 from forkingpaths.runner.reproduce import (
@@ -146,24 +147,56 @@ def test_figure1b_offline(runs_dir: Path) -> None:
     assert path == out.out_dir / "figure1b.png" and png_size(path) == (924, 506)
     (table,) = out.result.tables
     ours = rows(table)
-    assert [ours[k]["success_rate"] for k in ours if k != "least-squares fit"] == [
-        83.3333, 66.6667, 66.6667, 100.0, 100.0, 100.0, 100.0, 83.3333, 87.5, 100.0, 0.0,
+    prompt_sets = [
+        "default",
+        "default-exploration",
+        "default-exploitation",
+        "default-balance",
+        "reasoning",
+        "reasoning-exploration",
+        "reasoning-exploitation",
+        "reasoning-balance",
+    ]
+    # Each row says whether its point is in the fit; the fit row names the points it uses.
+    assert list(ours) == [
+        *prompt_sets,
+        "all prompt sets (pooled, not in fit)",
+        "frontier (reference, not in fit)",
+        "random (reference, not in fit)",
+        "least-squares fit (8 prompt sets)",
+    ]
+    assert [ours[k]["success_rate"] for k in prompt_sets] == [
+        83.3333, 66.6667, 66.6667, 100.0, 100.0, 100.0, 100.0, 83.3333,
     ]  # fmt: skip
-    assert ours["default"] == {"success_rate": 83.3333, "exploitation_error": 0.213175}
-    assert ours["all prompt sets"] == {"success_rate": 87.5, "exploitation_error": 0.133893}
-    assert ours["frontier (reference)"] == {"success_rate": 100.0, "exploitation_error": 0.0}
-    assert ours["random (reference)"] == {"success_rate": 0.0, "exploitation_error": 0.445106}
+    assert [ours[k]["exploitation_error"] for k in prompt_sets] == [
+        0.213175, 0.191361, 0.107639, 0.097475, 0.170455, 0.081349, 0.083807, 0.107416,
+    ]  # fmt: skip
+    assert ours["all prompt sets (pooled, not in fit)"] == {
+        "success_rate": 87.5,
+        "exploitation_error": 0.133893,
+    }
+    assert ours["frontier (reference, not in fit)"] == {
+        "success_rate": 100.0,
+        "exploitation_error": 0.0,
+    }
+    assert ours["random (reference, not in fit)"] == {
+        "success_rate": 0.0,
+        "exploitation_error": 0.445106,
+    }
     fit = table.rows[-1]
-    assert (fit.label, fit.ours, fit.published) == (
-        "least-squares fit",
-        {"r2": 0.659083},
-        {"r2": 0.006},
-    )
-    # Every point but the frontier's (error 0) is in the fit: 8 prompt sets, the pool, random.
-    assert out.result.notes[:2] == [
+    # R² over the 8 prompt sets alone (the pool and the random reference would make it 0.659).
+    assert (fit.ours, fit.published) == ({"r2": 0.185679}, {"r2": 0.006})
+    xs = [math.log(ours[k]["exploitation_error"] or 0.0) for k in prompt_sets]
+    assert figures.r_squared(xs, [ours[k]["success_rate"] or 0.0 for k in prompt_sets]) == 0.185679
+    # Not comparable with the paper's R² over 13 models: no difference is printed.
+    assert table.columns[2].key == "r2" and table.columns[2].difference is False
+    assert "so our R² is not comparable with the paper's" in table.notes[1]
+    assert out.result.notes[:3] == [
         OFFLINE_NOTE,
-        "R² over the 10 point(s) of positive exploitation error; a point of error 0 is drawn "
-        "hollow at the left edge and left out of the fit",
+        "R² over 8 point(s), one per prompt set of the model: " + ", ".join(prompt_sets),
+        "drawn but not fitted: all prompt sets (the prompt sets' episodes pooled, so it would "
+        "count them twice) and the frontier and random references (agents without a model; "
+        "the paper fits language models only)",
     ]
 
 
@@ -179,7 +212,10 @@ def test_figure4_offline(runs_dir: Path) -> None:
     assert list(rows(bins)["default"].values()) == [
         0.909091, 0.7, 0.636364, 0.1, 0.6, 0.230769, 0.111111, 0.083333, 0.111111, 0.083333,
     ]  # fmt: skip
-    assert "(b) instance low-easy-s0: the first where every run succeeded" in out.result.notes
+    assert (
+        "(b) instance low-easy-s0: the first where every run of the model succeeded (the "
+        "reference's path drawn beside them, not a criterion)"
+    ) in out.result.notes
     assert png_size(out.result.figures[0][1]) == (1760, 462)
 
 
@@ -279,27 +315,97 @@ def test_r_squared_exact_and_degenerate() -> None:
     assert figures.r_squared([1.0, 1.0, 1.0], [0.0, 1.0, 0.0]) is None
 
 
-def test_figure1b_draws_the_fit_over_positive_errors(tmp_path: Path) -> None:
+def test_figure1b_fits_the_model_configurations_only(tmp_path: Path) -> None:
     points = [
-        figures.ScatterPoint("a", 0.9, 0.05),
-        figures.ScatterPoint("b", 0.6, 0.1),
-        figures.ScatterPoint("c", 0.2, 0.3),
+        figures.ScatterPoint("a", 1.0, 0.05),
+        figures.ScatterPoint("b", 0.9, 0.1),
+        figures.ScatterPoint("c", 0.1, 0.3),
         figures.ScatterPoint("d", 1.0, 0.0),
+        figures.ScatterPoint("pool", 0.75, 0.15, kind="pooled"),
+        figures.ScatterPoint("random", 0.0, 0.9, kind="reference"),
     ]
-    fit = [p for p in points if p.error]
-    r2 = figures.r_squared([math.log(p.error) for p in fit], [p.success_rate for p in fit])
-    assert r2 == 0.997734
-    fig = figures.success_vs_log_exploitation_figure(points, r2, 0.006)
+    fit = figures.log_fit(points)
+    assert fit is not None
+    # a, b, c only: d has no log, the pool and the reference are drawn, not fitted.
+    assert [p.label for p in fit.points] == ["a", "b", "c"]
+    assert fit.r2 == 0.91705
+    assert (round(fit.slope, 6), round(fit.intercept, 6)) == (-0.522844, -0.466561)
+    fig = figures.success_vs_log_exploitation_figure(points, fit, 0.006)
     ax = fig.axes[0]
-    assert "R² ours: 0.998; paper: 0.006" in ax.get_title()
-    assert [t.get_text() for t in ax.get_legend().get_texts()][-2:] == ["d (error 0)", "fit"]
-    undefined = figures.ScatterPoint("random (reference)", 0.0, None)
-    fig = figures.success_vs_log_exploitation_figure([*points, undefined], r2, 0.006)
-    assert "not drawn (exploitation error undefined): random (reference)" in [
+    assert ax.get_title().endswith(
+        "R² ours over 3 prompt sets of one model: 0.917; paper over 13 LMs: 0.006 (not comparable)"
+    )
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "a",
+        "b",
+        "c",
+        "d (error 0)",
+        "pool (pooled, not in fit)",
+        "random (reference, not in fit)",
+        "fit over 3 prompt sets",
+    ]
+    # The line spans the fitted points' log errors (ln 0.05 .. ln 0.3) but would pass 100%
+    # success at ln 0.05 (1.0997): it starts where it crosses 1, x = (1 - b) / m.
+    (line,) = [ln for ln in ax.lines if ln.get_label() == "fit over 3 prompt sets"]
+    assert list(line.get_xdata()) == pytest.approx([-2.804969, math.log(0.3)], abs=1e-6)
+    assert list(line.get_ydata()) == pytest.approx([1.0, 0.162929], abs=1e-6)
+    undefined = figures.ScatterPoint("frontier", 1.0, None, kind="reference")
+    fig = figures.success_vs_log_exploitation_figure([*points, undefined], fit, 0.006)
+    assert "not drawn (exploitation error undefined): frontier" in [
         t.get_text() for t in fig.axes[0].texts
     ]
     fig.savefig(tmp_path / "f.png")
     assert png_size(tmp_path / "f.png")[0] > 0
+
+
+def test_log_fit_needs_three_varying_configurations() -> None:
+    two = [figures.ScatterPoint("a", 0.9, 0.05), figures.ScatterPoint("b", 0.6, 0.1)]
+    # Pool and references never make up the missing third point.
+    extra = [
+        figures.ScatterPoint("pool", 0.75, 0.07, kind="pooled"),
+        figures.ScatterPoint("random", 0.0, 0.9, kind="reference"),
+    ]
+    assert figures.log_fit([*two, *extra]) is None
+    flat = [figures.ScatterPoint(x, 1.0, e) for x, e in (("a", 0.1), ("b", 0.2), ("c", 0.3))]
+    assert figures.log_fit(flat) is None
+    fig = figures.success_vs_log_exploitation_figure([*two, *extra], None, None)
+    assert len(fig.axes[0].lines) == 0
+    assert "0.006" not in fig.axes[0].get_title()
+
+
+def test_clipped_line_stays_in_the_box() -> None:
+    # y = 2x over x in [0, 1], box y in [0, 1]: cut at x = 0.5.
+    assert plots.clipped_line(2.0, 0.0, (0.0, 1.0), (0.0, 1.0)) == ((0.0, 0.0), (0.5, 1.0))
+    # Falling line: y = 1.5 - x leaves through the top at x = 0.5.
+    assert plots.clipped_line(-1.0, 1.5, (0.0, 1.0), (0.0, 1.0)) == ((0.5, 1.0), (1.0, 0.5))
+    # Inside all along: unchanged.
+    assert plots.clipped_line(0.5, 0.25, (0.0, 1.0), (0.0, 1.0)) == ((0.0, 0.25), (1.0, 0.75))
+    # Flat inside, flat outside, sloped but missing the box.
+    assert plots.clipped_line(0.0, 0.5, (-1.0, 1.0), (0.0, 1.0)) == ((-1.0, 0.5), (1.0, 0.5))
+    assert plots.clipped_line(0.0, 1.5, (-1.0, 1.0), (0.0, 1.0)) is None
+    assert plots.clipped_line(1.0, 5.0, (0.0, 1.0), (0.0, 1.0)) is None
+
+
+def test_figure4_example_is_chosen_by_the_model_runs_only() -> None:
+    bench = GridDagBenchmark()
+
+    def record(success: bool) -> SimpleNamespace:
+        return SimpleNamespace(
+            metrics={"success": success}, initial_info={"position": [0, 0]}, steps=[]
+        )
+
+    ids = ("low-easy-s0", "low-easy-s1")
+    by_run = {
+        "default": {ids[0]: record(True), ids[1]: record(True)},
+        # The reference failing the first instance does not move the example off it.
+        "frontier (reference)": {ids[0]: record(False), ids[1]: record(True)},
+    }
+    example = _example(bench, by_run, {"default"})  # type: ignore[arg-type]
+    assert example is not None and example[2] == ids[0]
+    assert set(example[1]) == {"default", "frontier (reference)"}
+    # Had the reference been a criterion, the example would be the second instance.
+    both = _example(bench, by_run, {"default", "frontier (reference)"})  # type: ignore[arg-type]
+    assert both is not None and both[2] == ids[1]
 
 
 def test_figure5_best_label_is_highlighted_even_at_height_zero() -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from forkingpaths.benchmarks.griddag.plots import draw_map, new_figure
+from forkingpaths.benchmarks.griddag.plots import clipped_line, draw_map, new_figure
 from forkingpaths.benchmarks.griddag.world import Cell, World
 
 if TYPE_CHECKING:
@@ -24,6 +24,11 @@ PLAIN = "#9ecae1"
 RUN_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 MARKERS = ("o", "s", "^", "v", "P", "X", "*", "<", ">", "h")
 LINESTYLES = ("-", "--", ":", "-.")
+REFERENCE_COLOUR = "#7f7f7f"
+"""Reference agents (no model) are grey wherever they are drawn beside a model's runs."""
+REFERENCE_MARKERS = ("X", "P")
+POINT_MARKERS = ("o", "s", "^", "v", "*", "<", ">", "h", "d", "p")
+"""Figure 1(b)'s markers of a model's points: none of them a reference agent's."""
 
 
 # ---- numbers ----
@@ -57,14 +62,24 @@ def exploration_fraction_by_progress(
     return [round(e / n, 6) if n else None for e, n in zip(explored, total, strict=True)]
 
 
+def least_squares(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float] | None:
+    """Slope and intercept of the least-squares line of ys on xs (None under two points or a
+    flat x)."""
+    if len(xs) < 2 or np.ptp(np.asarray(xs, dtype=float)) == 0:
+        return None
+    slope, intercept = np.polyfit(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), 1)
+    return float(slope), float(intercept)
+
+
 def r_squared(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """R² of the least-squares line of ys on xs (None under three points or a flat x or y)."""
-    if len(xs) < 3:
+    line = least_squares(xs, ys)
+    if len(xs) < 3 or line is None:
         return None
     x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
+    if np.ptp(y) == 0:
         return None
-    slope, intercept = np.polyfit(x, y, 1)
+    slope, intercept = line
     ss_res = float(((y - (slope * x + intercept)) ** 2).sum())
     ss_tot = float(((y - y.mean()) ** 2).sum())
     return round(1 - ss_res / ss_tot, 6)
@@ -73,6 +88,9 @@ def r_squared(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 def mean_or_none(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return round(statistics.fmean(present), 6) if present else None
+
+
+PointKind = Literal["config", "pooled", "reference"]
 
 
 @dataclass(frozen=True)
@@ -84,47 +102,103 @@ class ScatterPoint:
     """Fraction of successful episodes."""
     error: float | None
     """The mean per-episode exploitation error."""
-    pooled: bool = False
-    """The model over all its prompt sets (drawn larger)."""
+    kind: PointKind = "config"
+    """`config`: one configuration (prompt set) of the model, a point of the fit; `pooled`: the
+    model over all its configurations; `reference`: an agent without a model. The paper fits one
+    point per model, so a pool (an average of fitted points) or a reference agent (no model)
+    would weigh in twice or stand for a model that is not there: both are drawn, not fitted."""
+
+    @property
+    def placed(self) -> bool:
+        """Whether it has a place on the figure (log 0 aside): both numbers known."""
+        return self.error is not None and self.success_rate is not None
+
+    @property
+    def in_fit(self) -> bool:
+        return self.kind == "config" and self.placed and (self.error or 0.0) > 0
+
+
+@dataclass(frozen=True)
+class LogFit:
+    """The least-squares line of success rate on log exploitation error, and its R²."""
+
+    slope: float
+    intercept: float
+    r2: float
+    points: tuple[ScatterPoint, ...]
+
+
+def log_fit(points: Sequence[ScatterPoint]) -> LogFit | None:
+    """The fit over the points that enter it (`ScatterPoint.in_fit`); None under three of them
+    or where their error or success does not vary."""
+    fit = tuple(p for p in points if p.in_fit)
+    xs = [math.log(p.error or 0.0) for p in fit]
+    ys = [p.success_rate or 0.0 for p in fit]
+    r2 = r_squared(xs, ys)
+    line = least_squares(xs, ys)
+    if r2 is None or line is None:
+        return None
+    return LogFit(line[0], line[1], r2, fit)
 
 
 # ---- figures ----
 
 
 def success_vs_log_exploitation_figure(
-    points: Sequence[ScatterPoint], r2: float | None, published_r2: float | None
+    points: Sequence[ScatterPoint], fit: LogFit | None, published_r2: float | None
 ) -> Figure:
     """Figure 1(b): success rate against log exploitation error, one point per run, with the
-    least-squares line over the points of positive error. log 0 has no place on the axis: a
-    zero-error point is drawn hollow at the left edge and stays out of the fit."""
+    least-squares line over the model's configurations (`fit`), clipped to the success range
+    and the fitted points' span. The pool and the reference agents are drawn in black and grey,
+    marked "not in fit". log 0 has no place on the axis: a zero-error point is drawn hollow at
+    the left edge."""
     fig = new_figure(figsize=(8.4, 4.6), layout="constrained")
     ax = fig.subplots()
-    usable = [p for p in points if p.error is not None and p.success_rate is not None]
-    positive = [p for p in usable if p.error > 0]
-    logs = [math.log(p.error) for p in positive]
+    usable = [p for p in points if p.placed]
+    logs = [math.log(p.error) for p in usable if p.error]
     floor = (min(logs) - 1.0) if logs else math.log(1e-3)
-    palette = _palette(len(usable))
-    for i, p in enumerate(usable):
-        x = math.log(p.error) if p.error > 0 else floor
+    configs = [p for p in usable if p.kind == "config"]
+    palette = _palette(len(configs))
+    references = 0
+    for p in usable:
+        x = math.log(p.error) if p.error else floor
+        if p.kind == "config":
+            i = configs.index(p)
+            colour, marker, size, label = palette[i], POINT_MARKERS[i % 10], 40, p.label
+        elif p.kind == "pooled":
+            colour, marker, size, label = "black", "D", 110, f"{p.label} (pooled, not in fit)"
+        else:
+            colour, marker, size = REFERENCE_COLOUR, REFERENCE_MARKERS[references % 2], 70
+            label = f"{p.label} (reference, not in fit)"
+            references += 1
         ax.scatter(
             [x],
             [p.success_rate],
-            s=110 if p.pooled else 40,
-            marker=MARKERS[i % len(MARKERS)] if not p.pooled else "D",
-            facecolors=palette[i] if p.error > 0 else "none",
-            edgecolors=palette[i],
-            linewidths=1.4,
+            s=size,
+            marker=marker,
+            # Hollow: error 0 (no log); the pool is hollow too, so the points it averages show.
+            facecolors=colour if p.error and p.kind != "pooled" else "none",
+            edgecolors=colour,
+            linewidths=1.6 if p.kind == "pooled" else 1.2,
             zorder=3,
-            label=p.label + ("" if p.error > 0 else " (error 0)"),
+            label=label + ("" if p.error else " (error 0)"),
         )
-    if r2 is not None:
-        slope, intercept = np.polyfit(logs, [p.success_rate for p in positive], 1)
-        grid = np.linspace(min(logs), max(logs), 20)
-        ax.plot(grid, slope * grid + intercept, linestyle="--", color="grey", label="fit")
-    if len(usable) > len(positive):
+    if fit is not None:
+        span = [math.log(p.error or 0.0) for p in fit.points]
+        ends = clipped_line(fit.slope, fit.intercept, (min(span), max(span)), (0.0, 1.0))
+        if ends is not None:
+            (x0, y0), (x1, y1) = ends
+            ax.plot(
+                [x0, x1],
+                [y0, y1],
+                linestyle="--",
+                color="grey",
+                label=f"fit over {len(span)} prompt sets",
+            )
+    if len(usable) > len(logs):
         ax.axvline(floor, color="#bbbbbb", linewidth=0.8, linestyle=":")
         ax.text(floor, 0.02, " error 0", fontsize=7, color="grey", rotation=90, va="bottom")
-    missing = [p.label for p in points if p not in usable]
+    missing = [p.label for p in points if not p.placed]
     if missing:
         # A run with no exploitation step to judge has no error to place (the table says so).
         ax.text(
@@ -136,9 +210,14 @@ def success_vs_log_exploitation_figure(
             fontsize=7,
             color="grey",
         )
-    ours = "n/a (under 3 points of positive error)" if r2 is None else f"{r2:.3f}"
-    paper = "" if published_r2 is None else f"; paper: {published_r2:.3f}"
-    ax.set_title(f"Success rate vs. exploitation error\nR² ours: {ours}{paper}", fontsize=9)
+    n = len(fit.points) if fit else len([p for p in usable if p.in_fit])
+    ours = "n/a (under 3 varying points)" if fit is None else f"{fit.r2:.3f}"
+    paper = "" if published_r2 is None else f"; paper over 13 LMs: {published_r2:.3f}"
+    ax.set_title(
+        f"Success rate vs. exploitation error\nR² ours over {n} prompt sets of one model: "
+        f"{ours}{paper} (not comparable)",
+        fontsize=9,
+    )
     ax.set_xlabel("log exploitation error")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.05, 1.1)
@@ -147,18 +226,22 @@ def success_vs_log_exploitation_figure(
 
 
 def _palette(n: int) -> list[Any]:
+    """n colours for a model's points, grey left out: grey marks the reference agents."""
     from matplotlib import colormaps  # heavy: deferred to the first figure, as in plots.py
 
-    cmap = colormaps["tab20"] if n > 10 else colormaps["tab10"]
-    return [cmap(i % cmap.N) for i in range(n)]
+    cmap, greys = (colormaps["tab20"], {14, 15}) if n > 9 else (colormaps["tab10"], {7})
+    colours = [cmap(i) for i in range(cmap.N) if i not in greys]
+    return [colours[i % len(colours)] for i in range(n)]
 
 
 def exploration_fraction_figure(
     curves: Mapping[str, Sequence[float | None]],
     example: tuple[World, Mapping[str, Sequence[Cell]], str] | None,
+    references: Collection[str] = (),
 ) -> Figure:
-    """Figure 4: (a) exploration fraction against episode progress, one curve per run; (b) the
-    runs' paths on one map, cells first entered marked."""
+    """Figure 4: (a) exploration fraction against episode progress, one curve per run, the
+    reference agents' (`references`: labels) in grey; (b) the runs' paths on one map, cells
+    first entered marked."""
     n_maps = len(example[1]) if example else 0
     fig = new_figure(figsize=(5.2 + 3.6 * n_maps, 4.2), layout="constrained")
     axes = fig.subplots(1, 1 + n_maps, width_ratios=[1.4] + [1] * n_maps, squeeze=False)[0]
@@ -175,7 +258,7 @@ def exploration_fraction_figure(
             linestyle=LINESTYLES[i % len(LINESTYLES)],
             linewidth=2.2 - 0.6 * (i % 3),
             label=label,
-            color=RUN_COLOURS[i % len(RUN_COLOURS)],
+            color=REFERENCE_COLOUR if label in references else RUN_COLOURS[i % len(RUN_COLOURS)],
             alpha=0.85,
         )
     ax.set_xlim(0, 1)

@@ -142,6 +142,24 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def clipped_line(
+    slope: float, intercept: float, xs: tuple[float, float], ys: tuple[float, float]
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The ends of the part of y = slope * x + intercept inside the box xs x ys (None where the
+    line misses the box): a fitted line stays over the points it fits and inside the range a
+    success rate can take, instead of running off the axes."""
+    lo, hi = xs
+    if slope != 0:
+        # x where the line crosses the box's bottom and top, in increasing order.
+        a, b = sorted(((ys[0] - intercept) / slope, (ys[1] - intercept) / slope))
+        lo, hi = max(lo, a), min(hi, b)
+    elif not ys[0] <= intercept <= ys[1]:
+        return None
+    if lo > hi:
+        return None
+    return (lo, slope * lo + intercept), (hi, slope * hi + intercept)
+
+
 def success_vs_log_error_figure(
     points: Sequence[tuple[str, float, float | None]], title: str
 ) -> Figure:
@@ -164,8 +182,10 @@ def success_vs_log_error_figure(
             ss_res = float(((y - pred) ** 2).sum())
             ss_tot = float(((y - y.mean()) ** 2).sum())
             r2 = 1 - ss_res / ss_tot if ss_tot > 0 else float("nan")
-            grid = np.linspace(x.min(), x.max(), 20)
-            ax.plot(grid, slope * grid + intercept, linestyle="--", color="grey")
+            ends = clipped_line(slope, intercept, (float(x.min()), float(x.max())), (0.0, 1.0))
+            if ends is not None:
+                (x0, y0), (x1, y1) = ends
+                ax.plot([x0, x1], [y0, y1], linestyle="--", color="grey")
             title += f"  (R² = {r2:.3f})"
     skipped = len(points) - len(usable)
     if skipped:

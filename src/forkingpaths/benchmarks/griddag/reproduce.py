@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,8 +134,15 @@ def table3_runs(bench: GridDagBenchmark) -> Callable[[ReproContext], list[ReproR
 # ---- Figure 1(b): success rate vs. log exploitation error ----
 
 
+FIGURE1B_REFERENCES = ("frontier", "random")
+"""Drawn beside the model's prompt sets as anchors; never in the fit."""
+POOLED_LABEL = "all prompt sets"
+FIT_LABEL = "least-squares fit"
+"""The published row of Figure 1(b)'s R²."""
+
+
 def figure1b_runs(ctx: ReproContext) -> list[ReproRun]:
-    return [*PROMPT_SET_RUNS, reference_run("frontier"), reference_run("random")]
+    return [*PROMPT_SET_RUNS, *(reference_run(agent) for agent in FIGURE1B_REFERENCES)]
 
 
 def figure1b_compute(bench: GridDagBenchmark) -> ComputeFn:
@@ -154,29 +160,30 @@ def figure1b_compute(bench: GridDagBenchmark) -> ComputeFn:
         pooled = bench.aggregate(pool) if pool else {}
         points.append(
             figures.ScatterPoint(
-                "all prompt sets",
+                POOLED_LABEL,
                 pooled.get("success_rate"),
                 pooled.get("exploitation_error"),
-                pooled=True,
+                kind="pooled",
             )
         )
-        for agent in ("frontier", "random"):
+        for agent in FIGURE1B_REFERENCES:
             m = runs[agent].metrics
-            label = f"{agent} (reference)"
             points.append(
-                figures.ScatterPoint(label, m.get("success_rate"), m.get("exploitation_error"))
+                figures.ScatterPoint(
+                    agent,
+                    m.get("success_rate"),
+                    m.get("exploitation_error"),
+                    kind="reference",
+                )
             )
-        fit = [
-            p for p in points if p.error is not None and p.error > 0 and p.success_rate is not None
-        ]
-        r2 = figures.r_squared([math.log(p.error) for p in fit], [p.success_rate for p in fit])
-        published_r2 = published.value("", "least-squares fit", "r2") if published else None
-        fig = figures.success_vs_log_exploitation_figure(points, r2, published_r2)
+        fit = figures.log_fit(points)
+        published_r2 = published.value("", FIT_LABEL, "r2") if published else None
+        fig = figures.success_vs_log_exploitation_figure(points, fit, published_r2)
         path = _save(fig, ctx.out_dir, "figure1b.png")
         columns = list(published.columns) if published else []
         rows = [
             ResultRow(
-                label=p.label,
+                label=_figure1b_row_label(p),
                 ours={
                     "success_rate": _scale(p.success_rate, 100.0),
                     "exploitation_error": p.error,
@@ -184,10 +191,11 @@ def figure1b_compute(bench: GridDagBenchmark) -> ComputeFn:
             )
             for p in points
         ]
+        fitted = [p.label for p in points if p.in_fit]
         rows.append(
             ResultRow(
-                label="least-squares fit",
-                ours={"r2": r2},
+                label=f"{FIT_LABEL} ({len(fitted)} prompt sets)",
+                ours={"r2": fit.r2 if fit else None},
                 published={"r2": published_r2},
             )
         )
@@ -197,16 +205,38 @@ def figure1b_compute(bench: GridDagBenchmark) -> ComputeFn:
             rows=rows,
             notes=list(published.notes) if published else [],
         )
+        left_out = [p.label for p in points if p.kind == "config" and not p.in_fit]
+        notes = [
+            f"R² over {len(fitted)} point(s), one per prompt set of the model: "
+            + (", ".join(fitted) or "none")
+            + (
+                f"; left out for an exploitation error of 0 or undefined: {', '.join(left_out)}"
+                if left_out
+                else ""
+            ),
+            f"drawn but not fitted: {POOLED_LABEL} (the prompt sets' episodes pooled, so "
+            "it would count them twice) and the "
+            + " and ".join(FIGURE1B_REFERENCES)
+            + " references (agents without a model; the paper fits language models only)",
+        ]
+        if fit is None:
+            notes.append("no R²: under 3 prompt sets of positive error, or success never varies")
         return ReproResult(
             tables=[table],
             figures=[("Figure 1(b): success rate vs. log exploitation error", path)],
-            notes=[
-                f"R² over the {len(fit)} point(s) of positive exploitation error; a point of "
-                "error 0 is drawn hollow at the left edge and left out of the fit",
-            ],
+            notes=notes,
         )
 
     return compute
+
+
+def _figure1b_row_label(point: figures.ScatterPoint) -> str:
+    """The point's row, saying when it stays out of the fit."""
+    if point.kind == "pooled":
+        return f"{point.label} (pooled, not in fit)"
+    if point.kind == "reference":
+        return f"{point.label} (reference, not in fit)"
+    return point.label
 
 
 # ---- Figure 4: exploration fraction vs. progress, and a qualitative example ----
@@ -241,10 +271,15 @@ def figure4_compute(bench: GridDagBenchmark) -> ComputeFn:
                 [bench.trajectory(r) for r in chosen]
             )
             success[run.label] = len(won) / len(records) if records else None
-        example = _example(bench, by_run)
+        models = {run.label for run in FIGURE4_RUNS if run.needs_model}
+        example = _example(bench, by_run, models)
         if example is not None:
-            notes.append(f"(b) instance {example[2]}: the first where every run succeeded")
-        fig = figures.exploration_fraction_figure(curves, example)
+            notes.append(
+                f"(b) instance {example[2]}: the first where every run of the model succeeded "
+                "(the reference's path drawn beside them, not a criterion)"
+            )
+        references = [run.label for run in FIGURE4_RUNS if not run.needs_model]
+        fig = figures.exploration_fraction_figure(curves, example, references)
         path = _save(fig, ctx.out_dir, "figure4.png")
         half = figures.PROGRESS_BINS // 2
         summary = ResultTable(
@@ -298,14 +333,18 @@ def figure4_compute(bench: GridDagBenchmark) -> ComputeFn:
 
 
 def _example(
-    bench: GridDagBenchmark, by_run: Mapping[str, Mapping[str, EpisodeRecord]]
+    bench: GridDagBenchmark,
+    by_run: Mapping[str, Mapping[str, EpisodeRecord]],
+    models: Collection[str],
 ) -> tuple[Any, dict[str, list[tuple[int, int]]], str] | None:
-    """Figure 4(b)'s map: the first instance (by id) every run succeeded on, else the first
-    every run played."""
+    """Figure 4(b)'s map: the first instance (by id) every run played on which every run of the
+    model (`models`: labels) succeeded, else the first every run played. The paper picks its
+    example from two models' runs; a reference agent only draws its path beside them."""
     common = sorted(set.intersection(*(set(r) for r in by_run.values()))) if by_run else []
     if not common:
         return None
-    won = [i for i in common if all(r[i].metrics.get("success") for r in by_run.values())]
+    judged = [r for label, r in by_run.items() if label in models]
+    won = [i for i in common if all(r[i].metrics.get("success") for r in judged)]
     instance_id = (won or common)[0]
     world = bench.world(bench.instance(instance_id))
     paths = {label: bench.trajectory(r[instance_id]) for label, r in by_run.items()}
@@ -536,7 +575,8 @@ def reproductions(bench: GridDagBenchmark) -> list[Reproduction]:
             published="figure1b.yaml",
             kind="figure",
             description="react under the 8 prompt sets of App. C.2 on the main split (216 "
-            "episodes) plus the frontier and random references; R² of success on log error",
+            "episodes); R² of success on log error over the 8 prompt sets, the frontier and "
+            "random references drawn beside them, not fitted",
         ),
         Reproduction(
             key=f"{PAPER}:figure4",
