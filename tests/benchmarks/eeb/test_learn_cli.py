@@ -94,3 +94,36 @@ def test_learn_refuses_a_missing_levels_path(
     assert code == 2
     assert f"levels: {str(tmp_path / 'nope')!r} does not exist; give a level file or folder" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_run_with_levels_splits_them_as_learn_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run eeb --levels`: maze-train plays the maze_train files, maze the others; a split
+    the path cannot fill is refused in one line, before anything is written."""
+    root = release_tree(tmp_path / "levels")
+    runs = tmp_path / "runs"
+    for split, played in (
+        ("maze-train", ["maze-maze_train-Level_1_1"]),
+        ("maze", ["maze-maze_eval-Level_1_1", "maze-maze_eval-Level_3_2"]),
+    ):
+        code, _, err = run_cli(
+            ["run", "eeb", "--split", split, "--agent", "reference", "--levels", str(root),
+             "--runs-dir", str(runs), "--run-id", split],
+            capsys,
+        )  # fmt: skip
+        assert code == 0, err
+        lines = (runs / split / "episodes.jsonl").read_text().splitlines()
+        assert [json.loads(line)["instance_id"] for line in lines] == played
+    code, _, err = run_cli(
+        ["run", "eeb", "--split", "maze-train", "--agent", "reference",
+         "--levels", str(root / "maze_eval"), "--runs-dir", str(runs), "--run-id", "refused"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (
+        f"error: levels: {str(root / 'maze_eval')!r} holds no training maze for split "
+        "'maze-train' (it holds 2 held-out mazes; training levels are those in a folder whose "
+        "name contains 'train', as the release's maze_train)"
+    )
+    assert not (runs / "refused").exists()

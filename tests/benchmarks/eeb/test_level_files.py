@@ -219,6 +219,58 @@ async def test_levels_option_replaces_the_splits_and_plays_to_the_end(
     assert result.metrics["episodes"]["errored"] == 0
 
 
+def test_levels_option_splits_training_from_held_out_levels(release_dir: Path) -> None:
+    # The fixture's only training maze is refused (a coin on a coin): add a playable one.
+    write(release_dir / "maze_train" / "Level_2_1.json", release_maze(EASY, "Level 2"))
+    bench = EEBBenchmark(levels=str(release_dir))
+    held_out_mazes = [
+        "maze-maze_eval-Level_1_1",
+        "maze-maze_eval-Level_3_2",
+        "maze-maze_eval-Level_3_10",
+    ]
+    boards = ["match2-match_game-easy-level01", "match2-match_game-hard-level01"]
+    ids = {split: [i.id for i in bench.select_instances(split, None)] for split in bench.splits}
+    assert ids == {
+        "test": boards + held_out_mazes,
+        "maze": held_out_mazes,
+        "match2": boards,
+        "maze-train": ["maze-maze_train-Level_2_1"],
+    }
+    (train,) = bench.select_instances("maze-train", None)
+    assert (train.split, train.params["level"]) == ("maze-train", 2)
+    assert bench.instance("maze-maze_train-Level_2_1") == train
+    assert [i.id for i in bench.sample_instances("maze-train", 5)] == ids["maze-train"]
+
+
+def test_a_split_the_levels_path_cannot_fill_is_refused(release_dir: Path) -> None:
+    bench = EEBBenchmark(levels=str(release_dir))
+    assert len(bench.instances("maze-train")) == 0  # listing stays quiet (instance lookups)
+    with pytest.raises(ConfigError) as refused:
+        bench.select_instances("maze-train", None)
+    assert str(refused.value) == (
+        f"levels: {str(release_dir)!r} holds no training maze for split 'maze-train' (it holds "
+        "2 held-out match-2 boards, 3 held-out mazes; training levels are those in a folder "
+        "whose name contains 'train', as the release's maze_train)"
+    )
+    with pytest.raises(ConfigError, match="no training maze for split 'maze-train'"):
+        bench.sample_instances("maze-train", 1)
+    train_only = release_dir / "only" / "maze_train"
+    write(train_only / "Level_1_1.json", release_maze(EASY, "Level 1"))
+    bench = EEBBenchmark(levels=str(train_only))
+    assert [i.id for i in bench.select_instances("maze-train", None)] == ["maze-Level_1_1"]
+    for split, what in (
+        ("test", "held-out level"),
+        ("maze", "held-out maze"),
+        ("match2", "held-out match-2 board"),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            bench.select_instances(split, None)
+        assert str(refused.value).startswith(
+            f"levels: {str(train_only)!r} holds no {what} for split {split!r} (it holds 1 "
+            "training maze; "
+        )
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.benchmarks.eeb.test_learn_cli import release_tree
 
 from forkingpaths.benchmarks.eeb.agents.truths import TruthRepository
 from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
-from forkingpaths.benchmarks.eeb.reproduce import published_model
+from forkingpaths.benchmarks.eeb.reproduce import TABLE4_SCORE, published_model
 from forkingpaths.benchmarks.eeb.scoring import fitted_kill_reward, table4_fit
 from forkingpaths.core.reproduce import ReproContext, load_published
-from forkingpaths.runner.reproduce import run_reproduction
+from forkingpaths.runner.reproduce import ReproOutcome, run_reproduction
 
 PUBLISHED = Path(EEBBenchmark().published_dir())
 
@@ -23,7 +24,8 @@ MATCH2 = {"Suc.Rate": 100.0, "A.Score": 246.0, "Score/Step": 24.6, "Clear/Step":
 
 
 def ours(key: str, tmp_path: Path, **kwargs: object) -> list[dict[str, object]]:
-    outcome = run_reproduction(key, model="scripted", limit=2, runs_dir=tmp_path, **kwargs)
+    kwargs.setdefault("limit", 2)
+    outcome = run_reproduction(key, model="scripted", runs_dir=tmp_path, **kwargs)
     (table,) = outcome.result.tables
     published = load_published(PUBLISHED / f"{key.split(':')[1]}.yaml")
     model = table.published_model or ""
@@ -41,6 +43,118 @@ def test_table4_maze_metrics_and_the_inferred_score(tmp_path: Path) -> None:
     assert row["episodes"] == 2 and row["A.Kills"] == 0.0 and row["A.Barr"] == 0.0
     assert row["A.Explor"] == pytest.approx(94.4444, abs=1e-4)
     assert row["A.Score.table4"] == 3225.0, "no life lost, no kill: both rules agree"
+
+
+def test_table4_sets_both_score_rules_against_the_printed_score(tmp_path: Path) -> None:
+    outcome = run_reproduction("eeb:table4", model="scripted", limit=1, runs_dir=tmp_path,
+                               compare_to="gpt-4.1")  # fmt: skip
+    (table,) = outcome.result.tables
+    (row,) = table.rows
+    assert table.columns[-1] == TABLE4_SCORE
+    # The paper prints one A.Score: both columns face it, each with its own difference.
+    assert row.published["A.Score"] == row.published[TABLE4_SCORE.key] == 2562.33
+    assert row.ours["A.Score"] == row.ours[TABLE4_SCORE.key] == 3050.0  # maze-l1-000: no kill
+    assert row.difference(TABLE4_SCORE.key) == pytest.approx(3050.0 - 2562.33)
+    assert not any("-ours" in note for note in table.notes), "no -ours row in this table"
+    again = run_reproduction("eeb:table4", model="scripted", limit=1, runs_dir=tmp_path,
+                             compare_to="gpt-4.1-ours")  # fmt: skip
+    (table,) = again.result.tables
+    assert table.rows[0].published[TABLE4_SCORE.key] == 2805.67
+    assert table.notes[-1] == (
+        "gpt-4.1-ours is the paper's gpt-4.1 with Agent-ExpVer truths; our row is the base "
+        "agent without truths, so compare it with gpt-4.1, or reproduce eeb:table6, which "
+        "plays both."
+    )
+
+
+@pytest.mark.parametrize("item", ["table4", "table5", "table6", "table7"])
+def test_every_published_note_reads_as_a_sentence(item: str) -> None:
+    notes = load_published(PUBLISHED / f"{item}.yaml").notes
+    assert notes
+    for note in notes:
+        assert note[0].isupper() and note.endswith("."), note
+        assert "-ours rows" not in note
+
+
+def test_the_levels_input_plays_the_papers_own_levels(tmp_path: Path) -> None:
+    """`--input levels=PATH` (the release's data/levels) for Tables 4, 5 and 7: every run
+    plays the path's held-out levels (the maze_train file is left out), a note names them."""
+    root = release_tree(tmp_path / "levels")
+    mazes = ["maze-maze_eval-Level_1_1", "maze-maze_eval-Level_3_2"]
+    boards = ["match2-match_game-easy-level01", "match2-match_game-hard-level01"]
+    levels = {"levels": root}
+    said = (
+        f"Levels: the held-out levels of {root.resolve()} (--input levels) instead of the "
+        "shipped ones, those in a folder named *train* left out: "
+    )
+
+    def played(outcome: ReproOutcome) -> dict[str, list[str]]:
+        return {
+            key: [
+                json.loads(x)["instance_id"]
+                for x in (path / "episodes.jsonl").read_text().splitlines()
+            ]
+            for key, path in outcome.runs.items()
+        }
+
+    t4 = run_reproduction("eeb:table4", model="scripted", inputs=levels, runs_dir=tmp_path / "r")
+    assert played(t4) == {"base": mazes}
+    (table,) = t4.result.tables
+    assert table.notes[-1] == said + "each maze run played 2 mazes."
+    # the L1 maze (7x7) and the L3 maze (11x11, one monster killed, no life lost)
+    assert {k: table.rows[0].ours[k] for k in ("episodes", "Suc.Rate", "A.Score", "A.Kills")} == {
+        "episodes": 2.0, "Suc.Rate": 100.0, "A.Score": 3365.0, "A.Kills": 0.5
+    }  # fmt: skip
+    assert table.rows[0].ours[TABLE4_SCORE.key] == 3365.0 + 500 * 0.5
+
+    t5 = run_reproduction("eeb:table5", model="scripted", inputs=levels, runs_dir=tmp_path / "r")
+    assert played(t5) == {"base": boards}
+    (table,) = t5.result.tables
+    assert table.notes[-1] == said + "each match-2 run played 2 match-2 boards."
+    assert (table.rows[0].ours["episodes"], table.rows[0].ours["Suc.Rate"]) == (2.0, 50.0)
+
+    t7 = run_reproduction("eeb:table7", model="scripted", inputs=levels, runs_dir=tmp_path / "r")
+    assert played(t7) == {
+        "maze-eeb": mazes,
+        "maze-full-vision": mazes,
+        "match2-eeb": boards,
+        "match2-noprops": boards,
+    }
+    (table,) = t7.result.tables
+    assert table.notes[-1] == said + (
+        "each maze run played 2 mazes, each match-2 run played 2 match-2 boards."
+    )
+    recorded = json.loads((t7.out_dir / "reproduction.json").read_text())["inputs"]
+    assert recorded == {"levels": str(root)}
+
+
+def test_table6_learns_and_plays_on_the_levels_input(tmp_path: Path) -> None:
+    root = release_tree(tmp_path / "levels")
+    outcome = run_reproduction("eeb:table6", model="scripted", limit=1, runs_dir=tmp_path / "r",
+                               inputs={"levels": root})  # fmt: skip
+    out = outcome.out_dir
+    maze = json.loads((out / "learning" / "maze_truths" / "expver_config.json").read_text())
+    assert maze["train_levels"] == ["maze-maze_train-Level_1_1"]
+    assert maze["eval_levels"] == ["maze-maze_eval-Level_1_1"]
+    match2 = json.loads((out / "learning" / "match2_truths" / "expver_config.json").read_text())
+    assert match2["train_levels"][0] == "match2-train-easy-9000", "the release has none: ours"
+    easy_board = "match2-match_game-easy-level01"
+    assert match2["eval_levels"] == [easy_board]
+    for key, path in outcome.runs.items():
+        (line,) = (path / "episodes.jsonl").read_text().splitlines()
+        first = "maze-maze_eval-Level_1_1" if key.startswith("maze") else easy_board
+        assert json.loads(line)["instance_id"] == first
+    assert outcome.result.notes[1] == (
+        f"Agent-ExpVer learned on the training levels of {root.resolve()} (those in a folder "
+        "named *train*) and measured Delta on its held-out levels; a game the path has no "
+        "training level of (the release has no match-2 training boards) learned on the "
+        "package's own training levels."
+    )
+    assert (
+        outcome.result.tables[0]
+        .notes[-1]
+        .endswith("each maze run played 1 maze, each match-2 run played 1 match-2 board.")
+    )
 
 
 def test_table5_match2_metrics(tmp_path: Path) -> None:
@@ -87,10 +201,10 @@ def test_table6_learns_its_truths_first_and_reuses_them(tmp_path: Path) -> None:
             "match2_rms": 41.1765,
         }
     assert outcome.result.notes[0] == (
-        "truths learned here by Agent-ExpVer, seed 0 (maze_truths, maze_truths_no_tw, "
+        "Truths learned here by Agent-ExpVer, seed 0 (maze_truths, maze_truths_no_tw, "
         "match2_truths, match2_truths_no_tw; the learning runs are in learning/): the smallest "
         "budget under --limit: 1 round, 1 training level, Delta on 1 held-out level (without "
-        "--limit: 5 rounds, 3 training levels per round, Delta on 9 held-out levels)"
+        "--limit: 5 rounds, 3 training levels per round, Delta on 9 held-out levels)."
     )
     recorded = json.loads((out / "reproduction.json").read_text())["inputs"]
     assert recorded == {name: str(out / f"{name}.json") for name in TRUTH_NAMES}
@@ -146,7 +260,7 @@ def test_table6_learns_only_the_truths_not_given(tmp_path: Path) -> None:
     assert recorded["maze_truths"] == str(given["maze_truths"])
     assert recorded["match2_truths"] == str(outcome.out_dir / "match2_truths.json")
     assert outcome.result.notes[0].startswith(
-        "truths learned here by Agent-ExpVer, seed 0 (match2_truths, match2_truths_no_tw; "
+        "Truths learned here by Agent-ExpVer, seed 0 (match2_truths, match2_truths_no_tw; "
     )
 
 

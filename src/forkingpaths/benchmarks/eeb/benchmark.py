@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal
@@ -29,10 +29,20 @@ from forkingpaths.benchmarks.eeb.scoring import SCORINGS, table4_score
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
+from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord
 from forkingpaths.core.reproduce import Reproduction
 
 _AGENTS = "forkingpaths.benchmarks.eeb.agents"
+_PATH_SPLITS = MappingProxyType(
+    {
+        "test": "held-out level",
+        "maze": "held-out maze",
+        "match2": "held-out match-2 board",
+        "maze-train": "training maze",
+    }
+)
+"""What each split plays from a `levels` path (for the refusal of an empty one)."""
 
 
 class EEBOptions(BaseModel):
@@ -75,12 +85,19 @@ class EEBOptions(BaseModel):
         strict=True,
         min_length=1,
         description="a level file or folder in the release's format (its data/levels, ours); "
-        "replaces the shipped levels of every split",
+        "replaces the shipped levels: mazes in a folder named *train* make maze-train, the "
+        "other levels test, maze and match2",
     )
     """A file or folder of level files (`level_files.load_level_path`): the release's mazes
     (integer grid codes, `mode: "Level N"`), its match-2 boards, collections, our files. The
-    splits then hold these levels: `test` all, `maze` and `maze-train` the mazes, `match2` the
-    match-2 boards. A defective entry is a warning naming the file and position."""
+    splits then hold these levels, split as `eeb learn --levels` splits them: a level whose
+    file lies in a folder whose name contains "train" (the release's `maze_train`) is a
+    training level, every other one is held out. `test` plays the held-out mazes and match-2
+    boards (the release's maze_eval and match_game: 180), `maze` and `match2` one game's
+    held-out levels, `maze-train` the training mazes (maze_train: 30). A split the path holds
+    no level for is refused in one line rather than filled with the shipped levels, so a run
+    with `levels` plays only the path. A defective entry is a warning naming the file and
+    position."""
     geometry: Literal["paper", "release"] = Field(
         default="paper",
         description="maze level set: paper (9x9, 15/20/25 percent walls) or release (7x7, 9x9, "
@@ -116,7 +133,8 @@ class EEBBenchmark(Benchmark):
     Splits: `test` = 30 maze levels per difficulty (L1-L3) + 30 match-2 levels per difficulty
     (easy/medium/hard), 180 episodes (§3, Table 2); `maze` and `match2` = one game's 90;
     `maze-train` = the 30 training mazes Agent-ExpVer learns on; `levels` (a folder of the
-    release's files) replaces them all. Options: `EEBOptions` (`full_vision`, `props`,
+    release's files) replaces them all, its training folders (`maze_train`) feeding
+    `maze-train` and the rest the others. Options: `EEBOptions` (`full_vision`, `props`,
     `max_steps`, `maze_size`, `levels`, `geometry`, `scoring`). Metrics: Table 3, per game and
     level and over all levels.
     """
@@ -196,9 +214,39 @@ class EEBBenchmark(Benchmark):
             self._level_set = load_level_path(str(self.config.levels))
         return self._level_set
 
+    def select_instances(self, split: str, ids: list[str] | None) -> list[Instance]:
+        self._check_path_split(split)
+        return super().select_instances(split, ids)
+
+    def sample_instances(self, split: str, n: int) -> list[Instance]:
+        self._check_path_split(split)
+        return super().sample_instances(split, n)
+
+    def _check_path_split(self, split: str) -> None:
+        """With `levels`, a split the path holds no level for is refused in one line (never
+        the shipped levels in its place: the run says it plays the path)."""
+        if self.config.levels is None or split not in self.splits or self._from_path(split):
+            return
+        held = Counter((e.training, e.game) for e in self.level_set().entries)
+        holds = ", ".join(
+            f"{n} {'training' if training else 'held-out'} "
+            f"{'maze' if game == 'maze' else 'match-2 board'}{'s' if n > 1 else ''}"
+            for (training, game), n in sorted(held.items())
+        )
+        raise ConfigError(
+            f"levels: {self.config.levels!r} holds no {_PATH_SPLITS[split]} for split "
+            f"{split!r} (it holds {holds}; training levels are those in a folder whose name "
+            f"contains 'train', as the release's maze_train)"
+        )
+
     def _from_path(self, split: str) -> list[Instance]:
+        """The split's levels of the `levels` path, in file order: `test` the held-out mazes
+        and match-2 boards, `maze` / `match2` one game's held-out levels, `maze-train` the
+        training mazes (`LevelEntry.training`, as `eeb learn --levels` reads the path)."""
         out = []
         for entry in self.level_set().entries:
+            if entry.training is not (split == "maze-train"):
+                continue
             if split in ("maze", "maze-train") and entry.game != "maze":
                 continue
             if split == "match2" and entry.game != "match2":

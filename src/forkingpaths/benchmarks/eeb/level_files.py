@@ -20,6 +20,8 @@ MAZE_KEYS = ("grid", "obstacles", "grid_size")
 """A JSON object with one of these is a maze (the release's maze_eval / maze_train files)."""
 MATCH2_KEY = "board"
 """A JSON object with `board` is a match-2 level (the release's match_game files)."""
+TRAINING_FOLDER = "train"
+"""A level file in a folder whose name holds this (any case) is a training level."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,16 @@ class LevelEntry:
     level: MazeLevel | Match2Level
     source: str
 
+    @property
+    def training(self) -> bool:
+        """A training level: its file lies in a folder whose name holds "train" (the
+        release's `maze_train`); every other level is held out (`maze_eval`, `match_game`).
+        `eeb learn --levels` learns on the training ones and the `levels` option's splits
+        follow the same line."""
+        # A collection's source is `FILE[i]`: the folder is that of FILE.
+        folder = Path(self.source.rsplit("[", 1)[0]).parent.name
+        return TRAINING_FOLDER in folder.lower()
+
 
 @dataclass(frozen=True)
 class LevelSet:
@@ -41,8 +53,14 @@ class LevelSet:
     entries: tuple[LevelEntry, ...]
     warnings: tuple[str, ...]
 
-    def of(self, game: LevelGame) -> list[LevelEntry]:
-        return [e for e in self.entries if e.game == game]
+    def of(self, game: LevelGame, *, training: bool | None = None) -> list[LevelEntry]:
+        """The entries of `game`; only the training (True) or held-out (False) ones if
+        `training` is given."""
+        return [
+            e
+            for e in self.entries
+            if e.game == game and (training is None or e.training is training)
+        ]
 
 
 def _natural(path: Path) -> list[Any]:

@@ -40,15 +40,21 @@ TEMPERATURE = 0.0
 MAZE_PERCENT = ("Suc.Rate", "A.Explor", "A.Gold")
 MATCH2_PERCENT = ("Suc.Rate", "R/M.S", "API Eff.")
 """Our rates are fractions; the paper prints these in percent."""
+LEVELS_INPUT: Mapping[str, str] = {
+    "levels": "a level file or folder as the `levels` option reads it (EvoEmpirBench's "
+    "data/levels): its held-out levels are played instead of the shipped ones"
+}
+"""The optional input of every table: the paper's own levels (`EEBOptions.levels`)."""
 TABLE4_SCORE = PublishedColumn(
     key="A.Score.table4",
     label="A.Score (inferred Table 4 rule)",
     direction="higher",
     decimals=2,
 )
-"""Extra column of Table 4: our episodes scored by the rule inferred from the table."""
+"""Extra column of Table 4: our episodes scored by the rule inferred from the table, set
+against the same printed A.Score as the B.1 column (the paper prints one score)."""
 TRUTH_INPUTS: Mapping[str, str] = {
-    "maze_truths": "truths.json of `forkingpaths eeb learn maze --model M` (-ours rows)",
+    "maze_truths": "truths.json of `forkingpaths eeb learn maze --model M` (the ours rows)",
     "maze_truths_no_tw": "truths.json of `forkingpaths eeb learn maze --model M "
     "--no-truthweaver` (W/o.TW rows)",
     "match2_truths": "truths.json of `forkingpaths eeb learn match2 --model M`",
@@ -106,6 +112,7 @@ async def _prepare_truths(ctx: ReproContext) -> dict[str, Path]:
             config,
             model,
             model_options=options,
+            levels=_levels_path(ctx),
         )
     return made
 
@@ -131,13 +138,62 @@ def _learning_notes(ctx: ReproContext) -> list[str]:
             "the smallest budget under --limit: 1 round, 1 training level, Delta on 1 held-out "
             f"level (without --limit: {full})"
         )
+    notes = [
+        f"Truths learned here by Agent-ExpVer, seed 0 ({', '.join(learned)}; the learning "
+        f"runs are in {LEARNING_DIR}/): {how}."
+    ]
+    if _levels_path(ctx) is not None:
+        notes.append(
+            f"Agent-ExpVer learned on the training levels of {_levels_path(ctx)} (those in a "
+            "folder named *train*) and measured Delta on its held-out levels; a game the path "
+            "has no training level of (the release has no match-2 training boards) learned on "
+            "the package's own training levels."
+        )
+    return notes
+
+
+def _levels_path(ctx: ReproContext) -> str | None:
+    """The `levels` input as an absolute path (a run resumed from elsewhere finds it)."""
+    given = ctx.inputs.get("levels")
+    return str(Path(given).resolve()) if given is not None else None
+
+
+def _levels_note(ctx: ReproContext, counts: Mapping[str, Any]) -> list[str]:
+    """Which levels were played when `--input levels` replaced the shipped ones: `counts`
+    maps a kind (`maze`, `match-2 board`) to the number of levels played per run."""
+    path = _levels_path(ctx)
+    if path is None:
+        return []
+    played = ", ".join(
+        f"each {kind.split()[0]} run played {n} {kind}{'' if n == 1 else 's'}"
+        for kind, n in counts.items()
+        if n is not None
+    )
     return [
-        f"truths learned here by Agent-ExpVer, seed 0 ({', '.join(learned)}; the learning "
-        f"runs are in {LEARNING_DIR}/): {how}"
+        f"Levels: the held-out levels of {path} (--input levels) instead of the shipped ones, "
+        f"those in a folder named *train* left out: {played or 'none played'}."
+    ]
+
+
+def _episodes(run: RunView, group: str) -> int | None:
+    value = run.metrics.get("by_group", {}).get(group, {}).get("episodes")
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _ours_note(model: str) -> list[str]:
+    """Tables 4-5 print `<model>-ours` rows (the model with Agent-ExpVer truths); our row
+    plays the base agent without truths, so say so when one is the comparison."""
+    if not model.endswith("-ours"):
+        return []
+    base = model.removesuffix("-ours")
+    return [
+        f"{model} is the paper's {base} with Agent-ExpVer truths; our row is the base agent "
+        f"without truths, so compare it with {base}, or reproduce eeb:table6, which plays both."
     ]
 
 
 def _run(
+    ctx: ReproContext,
     key: str,
     label: str,
     split: str,
@@ -146,14 +202,19 @@ def _run(
     truths: str | None = None,
 ) -> ReproRun:
     """The base agent (App. B.1) on the user's model over a whole test split, one episode
-    per level, optionally with a truths file (Agent-ExpVer's policy, Eq. 5)."""
+    per level, optionally with a truths file (Agent-ExpVer's policy, Eq. 5); the levels of
+    the `levels` input when the user gives one."""
+    options = dict(benchmark_options or {})
+    levels = _levels_path(ctx)
+    if levels is not None:
+        options["levels"] = levels
     return ReproRun(
         key=key,
         agent="base",
         label=label,
         split=split,
         agent_options={"truths": truths} if truths else {},
-        benchmark_options=dict(benchmark_options or {}),
+        benchmark_options=options,
         temperature=TEMPERATURE,
         offline_model=OFFLINE_MODEL,
     )
@@ -201,7 +262,8 @@ def _table4_score(run: RunView) -> float | None:
 
 
 def _models_table(group: str, percent: Sequence[str], *, table4: bool = False) -> Any:
-    """Tables 4 and 5: one row, the user's model's run, beside the published model's row."""
+    """Tables 4 and 5: one row, the user's model's run, beside the published model's row.
+    Table 4 adds a column: A.Score by the inferred rule, beside the same printed A.Score."""
 
     def compute(
         runs: Mapping[str, RunView], published: PublishedTable | None, ctx: ReproContext
@@ -210,15 +272,17 @@ def _models_table(group: str, percent: Sequence[str], *, table4: bool = False) -
         model = published_model(published, ctx)
         ours = _group(runs["base"], group, percent)
         columns = list(published.columns)
-        notes = list(published.notes)
+        printed = {c.key: published.value(model, "", c.key) for c in published.columns}
         if table4:
             columns.append(TABLE4_SCORE)
             ours[TABLE4_SCORE.key] = _table4_score(runs["base"])
-            notes.append(
-                "A.Score is App. B.1's rule (the default, scoring=paper); the last column "
-                "scores the same episodes by the inferred rule (scoring=table4)"
-            )
-        printed = {c.key: published.value(model, "", c.key) for c in published.columns}
+            printed[TABLE4_SCORE.key] = printed["A.Score"]
+        kind = "maze" if group.startswith("maze") else "match-2 board"
+        notes = [
+            *published.notes,
+            *_ours_note(model),
+            *_levels_note(ctx, {kind: _episodes(runs["base"], group)}),
+        ]
         row = ResultRow(label=ctx.model or "ours", ours=ours, published=printed)
         table = ResultTable(
             title=f"{published.table}: {published.title}",
@@ -242,7 +306,7 @@ def _table6_runs(ctx: ReproContext) -> list[ReproRun]:
         ):
             path = ctx.inputs.get(name) if name else None
             truths = str(path) if path is not None else None
-            runs.append(_run(f"{game}-{suffix}", label, split, truths=truths))
+            runs.append(_run(ctx, f"{game}-{suffix}", label, split, truths=truths))
     return runs
 
 
@@ -265,12 +329,16 @@ def _table6(
         }
         printed = {c.key: published.value(model, method, c.key) for c in published.columns}
         rows.append(ResultRow(label=method, ours=ours, published=printed))
+    played = {
+        "maze": _episodes(runs["maze-base"], "maze-all"),
+        "match-2 board": _episodes(runs["match2-base"], "match2-all"),
+    }
     table = ResultTable(
         title=f"{published.table}: {published.title}",
         columns=list(published.columns),
         rows=rows,
         published_model=model,
-        notes=list(published.notes),
+        notes=[*published.notes, *_levels_note(ctx, played)],
     )
     return ReproResult(tables=[table], notes=_learning_notes(ctx))
 
@@ -305,12 +373,16 @@ def _table7(
         }
         printed = {c.key: published.value(model, method, c.key) for c in published.columns}
         rows.append(ResultRow(label=method, ours=ours, published=printed))
+    played = {
+        "maze": _episodes(runs["maze-eeb"], "maze-all"),
+        "match-2 board": _episodes(runs["match2-eeb"], "match2-all"),
+    }
     table = ResultTable(
         title=f"{published.table}: {published.title}",
         columns=list(published.columns),
         rows=rows,
         published_model=model,
-        notes=list(published.notes),
+        notes=[*published.notes, *_levels_note(ctx, played)],
     )
     return ReproResult(tables=[table])
 
@@ -321,18 +393,20 @@ def reproductions() -> list[Reproduction]:
         Reproduction(
             key=f"{PAPER}:table4",
             title='Table 4: "All Levels" Metrics Across Models — Maze Navigation Game Performance',
-            runs=lambda ctx: [_run("base", "base", "maze")],
+            runs=lambda ctx: [_run(ctx, "base", "base", "maze")],
             compute=_models_table("maze-all", MAZE_PERCENT, table4=True),
             published="table4.yaml",
+            optional_inputs=LEVELS_INPUT,
             description="base agent, 90 test mazes; A.Score also by the inferred Table 4 rule",
         ),
         Reproduction(
             key=f"{PAPER}:table5",
             title='Table 5: "All Levels" Metrics Across Models — Match-2 Elimination Game '
             "Performance",
-            runs=lambda ctx: [_run("base", "base", "match2")],
+            runs=lambda ctx: [_run(ctx, "base", "base", "match2")],
             compute=_models_table("match2-all", MATCH2_PERCENT),
             published="table5.yaml",
+            optional_inputs=LEVELS_INPUT,
             description="base agent, 90 test match-2 boards",
         ),
         Reproduction(
@@ -342,6 +416,7 @@ def reproductions() -> list[Reproduction]:
             compute=_table6,
             published="table6.yaml",
             inputs=TRUTH_INPUTS,
+            optional_inputs=LEVELS_INPUT,
             prepare=_prepare_truths,
             description="base agent on both games without truths, with truths learned without "
             "TruthWeaver and with the full Agent-ExpVer (learned first with the model, as "
@@ -351,11 +426,12 @@ def reproductions() -> list[Reproduction]:
             key=f"{PAPER}:table7",
             title="Table 7: Model Performance Comparison on Maze and Match-2 Games",
             runs=lambda ctx: [
-                _run(key, method, split, benchmark_options=options)
+                _run(ctx, key, method, split, benchmark_options=options)
                 for key, method, split, options in TABLE7_RUNS
             ],
             compute=_table7,
             published="table7.yaml",
+            optional_inputs=LEVELS_INPUT,
             description="base agent: mazes as EEB and Full-Vision, match-2 as EEB and NoProps",
         ),
     ]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from forkingpaths.benchmarks.eeb.games import Game, match2_instance_id, maze_instance_id
-from forkingpaths.benchmarks.eeb.level_files import LevelEntry, load_level_path
+from forkingpaths.benchmarks.eeb.level_files import load_level_path
 from forkingpaths.benchmarks.eeb.match2_levels import (
     MATCH2_DIFFICULTIES,
     generate_match2_level,
@@ -76,8 +76,8 @@ def learning_levels(
             f"levels: {str(levels)!r} holds no {game} level; give the release's data/levels "
             f"or a folder with {game} level files"
         )
-    train = [(e.id, e.level) for e in entries if _is_training(e)]
-    held_out = [e for e in entries if not _is_training(e)]
+    train = [(e.id, e.level) for e in entries if e.training]
+    held_out = [e for e in entries if not e.training]
     groups: dict[Any, list[tuple[str, Any]]] = {}
     for entry in held_out:
         groups.setdefault(_difficulty(game, entry.level), []).append((entry.id, entry.level))
@@ -94,12 +94,6 @@ def learning_levels(
         train or game_levels(game, "train"),
         evaluation or game_levels(game, "eval"),
     )
-
-
-def _is_training(entry: LevelEntry) -> bool:
-    # A collection's source is `FILE[i]`: the folder is that of FILE.
-    folder = Path(entry.source.rsplit("[", 1)[0]).parent.name
-    return "train" in folder.lower()
 
 
 def _difficulty(game: Game, level: Any) -> int:

@@ -86,12 +86,15 @@ async def learned_truths_file(
     *,
     model_options: ModelOptions | None = None,
     cache: bool = True,
+    levels: str | Path | None = None,
 ) -> Path:
     """`target`, a truths file learned by `learn_truths` in `work_dir`, made resumably: a
     `target` already there is reused as it is; one missing is learned, and only a finished
     learning writes it (truths.json is rewritten after every round, so a half-learned one is
     never taken). The files of an interrupted learning in `work_dir` are cleared and the
-    learning restarts; the response cache replays the calls it had made at temperature 0."""
+    learning restarts; the response cache replays the calls it had made at temperature 0.
+    `levels`: learn on this level file or folder (`learning_levels`) instead of the shipped
+    levels."""
     if target.exists():
         log.info("%s: reusing the learned truths already there", target)
         return target
@@ -107,7 +110,9 @@ async def learned_truths_file(
         config.truthweaver,
         work_dir,
     )
-    await learn_truths(config, model, work_dir, model_options=model_options, cache=cache)
+    await learn_truths(
+        config, model, work_dir, model_options=model_options, cache=cache, levels=levels
+    )
     partial = target.with_name(target.name + ".partial")
     partial.write_bytes((work_dir / TRUTHS_FILE).read_bytes())
     os.replace(partial, target)  # atomic: `target` exists only once it is whole
