@@ -245,7 +245,7 @@ async def test_budget_covers_every_run_and_stops_before_the_next(
     assert outcome.budget_exhausted
     assert list(outcome.runs) == ["first"], "the second run never starts once the budget is spent"
     assert outcome.result.tables == []
-    assert "--budget-usd was reached" in outcome.result.notes[0]
+    assert "--budget-usd was spent before every run finished" in outcome.result.notes[0]
     record = json.loads((outcome.out_dir / "reproduction.json").read_text())
     assert record["budget_exhausted"] is True
 

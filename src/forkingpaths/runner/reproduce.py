@@ -283,7 +283,7 @@ async def reproduce(
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     if exhausted:
-        computed = ReproResult(notes=["--budget-usd was reached before every run finished"])
+        computed = ReproResult(notes=["The --budget-usd was spent before every run finished."])
     else:
         computed = repro.compute(views, listed.published, ctx)
     stand_ins = sorted(
@@ -292,12 +292,12 @@ async def reproduce(
     if stand_ins:
         computed.notes.append(
             f"Offline: scripted stand-ins played these runs ({', '.join(stand_ins)}); their "
-            "numbers test the pipeline, not a language model"
+            "numbers test the pipeline, not a language model."
         )
     if limit is not None:
         computed.notes.append(
-            f"partial protocol: at most {limit} instance(s) per run (--limit); the paper's "
-            "numbers are over the whole split"
+            f"Partial protocol: at most {limit} instance(s) per run (--limit); the paper's "
+            "numbers are over the whole split."
         )
     outcome = ReproOutcome(
         reproduction=repro,
