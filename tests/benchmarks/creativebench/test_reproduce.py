@@ -40,6 +40,10 @@ def run_spec(run_dir: Path) -> dict[str, object]:
     return dict(json.loads((run_dir / "spec.json").read_text())["spec"])
 
 
+def spec_instances(run_dir: Path) -> object:
+    return run_spec(run_dir)["instances"]
+
+
 def test_table3_yaml_holds_the_printed_numbers() -> None:
     table = load_published(PUBLISHED)
     assert table.models() == ["Qwen2.5-7B-Instruct", "Gemini-2.5-Flash-Lite"]
@@ -61,7 +65,7 @@ def test_table3_without_inputs_runs_vanilla_and_says_which_input_fills_each_row(
     tmp_path: Path,
 ) -> None:
     outcome = run_reproduction(
-        KEY, model="scripted", compare_to="Gemini-2.5-Flash-Lite", limit=1, runs_dir=tmp_path
+        KEY, model="scripted", compare_to="Gemini-2.5-Flash-Lite", limit=2, runs_dir=tmp_path
     )
     (table,) = outcome.result.tables
     published = load_published(PUBLISHED)
@@ -72,13 +76,20 @@ def test_table3_without_inputs_runs_vanilla_and_says_which_input_fills_each_row(
     vanilla, alpha, gepa = table.rows
     assert set(alpha.ours.values()) == {None} and set(gepa.ours.values()) == {None}
     assert list(outcome.runs) == ["vanilla"]
-    # --limit 1 of split `all` is the first Combo problem; the scripted solver fails its tests
-    # (10 identical trials: sd 0) with a novelty of 1.1577 under the calibrated stand-in.
-    assert vanilla.ours["combo_pass_at_1"] == 0.0
-    assert vanilla.ours["combo_pass_at_1_std"] == 0.0
-    assert round(vanilla.ours["combo_novelty"] or 0.0, 4) == 1.1577
-    assert vanilla.ours["combo_creativity"] == 0.0
-    assert vanilla.ours["explore_pass_at_1"] is None
+    # --limit 2 of split `all`: the first Combo and the first Explore problem. The scripted
+    # solver answers the reference solution but for its misses (`scripted.misses`): combo-01
+    # at seeds 43 and 50 of 42-51, run-length-encode's four levels 10 times in 40 rows.
+    assert spec_instances(outcome.runs["vanilla"]) == ["combo-01", "run-length-encode"]
+    assert vanilla.ours["combo_pass_at_1"] == pytest.approx(80.0)
+    assert vanilla.ours["combo_pass_at_1_std"] == pytest.approx(42.1637021)
+    assert round(vanilla.ours["combo_novelty"] or 0.0, 4) == 0.9930
+    assert round(vanilla.ours["combo_creativity"] or 0.0, 4) == 0.7719
+    assert vanilla.ours["explore_pass_at_1"] == pytest.approx(75.0)
+    assert round(vanilla.ours["explore_novelty"] or 0.0, 4) == 0.9189
+    # A spread has no difference to show; a mean has.
+    shown = {c.key: c.difference for c in table.columns}
+    assert shown["combo_pass_at_1"] and not shown["combo_pass_at_1_std"]
+    assert [k for k, d in shown.items() if not d] == [k for k in shown if k.endswith("_std")]
     assert missing_note(ALPHA) in table.notes and missing_note(GEPA) in table.notes
     assert "--input alphaevolve_prompt=FILE" in missing_note(ALPHA)
     assert "--method island" in missing_note(ALPHA)
@@ -92,7 +103,7 @@ def test_table3_without_inputs_runs_vanilla_and_says_which_input_fills_each_row(
     vector = tmp_path / "v.pt"
     vector.write_bytes(b"not read offline")
     again = run_reproduction(
-        KEY, model="scripted", limit=1, inputs={"evorepe_vector": vector}, runs_dir=tmp_path
+        KEY, model="scripted", limit=2, inputs={"evorepe_vector": vector}, runs_dir=tmp_path
     )
     (table,) = again.result.tables
     assert list(again.runs) == ["vanilla"] and again.runs["vanilla"] == outcome.runs["vanilla"]
@@ -116,10 +127,8 @@ def test_evolved_prompts_given_as_inputs_fill_their_rows(
     assert f"--input alphaevolve_prompt={island}\n" in printed
     assert json.loads(island.read_text())["settings"]["train_instances"] == ["combo-25"]
     # GEPA (the gepa package is an optional extra): a file in the same format, trained on
-    # combo-01, whose instruction holds combo-02's canonical solution: the scripted solver
-    # echoes a prompt's first code block, so this row passes where the others fail.
-    task = next(t for t in CreativeBenchmark().combo_tasks() if t.id == "combo-02")
-    instruction = f"Answer with this program:\n```python\n{task.canonical_solution.strip()}\n```"
+    # combo-01, so its row plays combo-02.
+    instruction = "Solve the problem with the shortest correct program you can find."
     gepa = tmp_path / "gepa.json"
     gepa.write_text(
         json.dumps(
@@ -173,16 +182,20 @@ def test_evolved_prompts_given_as_inputs_fill_their_rows(
         ours = rows[label].ours
         assert ours["combo_novelty"] == metrics["combo_novelty"]
         assert ours["combo_pass_at_1"] == 100 * metrics["combo_pass_at_1"]
-    # The scripted mutator only adds hint sentences: combo-01 gets the stub, as vanilla does.
+    # The scripted solver answers by the task and the seed, whatever the instruction: the
+    # AlphaEvolve row plays combo-01 as the vanilla row does (misses at seeds 43 and 50).
     alpha = rows["AlphaEvolve"].ours
-    assert (alpha["combo_pass_at_1"], alpha["combo_creativity"]) == (0.0, 0.0)
-    assert round(alpha["combo_novelty"] or 0.0, 4) == 1.1577
-    # The echoed canonical solution passes on all 10 trials: Pass@1 100 %, sd 0, and
-    # Creativity = Quality x Novelty = Novelty.
+    assert alpha == rows["Vanilla Prompt"].ours
+    assert (alpha["combo_pass_at_1"], alpha["combo_pass_at_1_std"]) == (
+        pytest.approx(80.0),
+        pytest.approx(42.1637021),
+    )
+    # GEPA plays combo-02, missed at seeds 44, 46 and 51: Pass@1 70 %, and Creativity the
+    # novelty of the 7 passing trials over all 10 (Quality x Novelty, Eq. 2).
     ours = rows["GEPA"].ours
-    assert (ours["combo_pass_at_1"], ours["combo_pass_at_1_std"]) == (100.0, 0.0)
-    assert ours["combo_creativity"] == ours["combo_novelty"]
-    assert (ours["combo_novelty"] or 0.0) > 0.0
+    assert ours["combo_pass_at_1"] == pytest.approx(70.0)
+    metrics = json.loads((outcome.runs["gepa"] / "metrics.json").read_text())["metrics"]
+    assert ours["combo_creativity"] == pytest.approx(0.7 * metrics["combo_novelty_passed"])
     assert ours["explore_pass_at_1"] is None
     # The EvoRePE rows stay the paper's alone.
     for label in EVOREPE_LABELS.values():

@@ -19,6 +19,7 @@ from forkingpaths.benchmarks.creativebench.agents.scripted import (
     MUTATION_HINTS,
     STUB_MESSAGE,
     CreativeSolverPolicy,
+    misses,
     stub_for,
 )
 from forkingpaths.benchmarks.creativebench.agents.solver import (
@@ -33,6 +34,7 @@ from forkingpaths.benchmarks.creativebench.agents.solver import (
     render_solver_prompt,
     task_subset,
 )
+from forkingpaths.benchmarks.creativebench.tasks import load_combo, load_explore
 from forkingpaths.core.benchmark import Instance
 from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.env import Observation
@@ -364,10 +366,45 @@ async def test_scripted_combo_answer_without_signature_raises_on_import() -> Non
     assert done.returncode != 0 and "NotImplementedError" in done.stderr
 
 
-def test_scripted_policy_echoes_a_code_block_present_in_the_prompt() -> None:
+def test_scripted_policy_never_echoes_a_code_block_of_the_prompt() -> None:
     prompt = "Fix this:\n```python\ndef f():\n    return 41\n```\n"
     reply = CreativeSolverPolicy().respond([Message(role="user", content=prompt)], ModelParams())
-    assert extract_code(reply) == "def f():\n    return 41\n"
+    assert extract_code(reply) == f'def f():\n    raise NotImplementedError("{STUB_MESSAGE}")\n'
+
+
+def ask(policy: CreativeSolverPolicy, prompt: str, seed: int) -> str:
+    reply = policy.respond([Message(role="user", content=prompt)], ModelParams(seed=seed))
+    return extract_code(reply)
+
+
+def test_scripted_policy_answers_a_builtin_task_with_its_reference_solution() -> None:
+    policy = CreativeSolverPolicy()
+    (combo,) = [t for t in load_combo()[0] if t.id == "combo-01"]
+    prompt = render_solver_prompt("combo", combo)
+    # The question shows the signature as a bare header in a fenced block: no program.
+    assert "```python\ndef flag_run_anomalies(" in prompt
+    assert ask(policy, prompt, 42) == combo.canonical_solution.rstrip() + "\n"
+    # Seeds 43 and 50 are the misses of combo-01 among 42-51 (`misses`): the stub, which
+    # parses and raises, with the question's signature.
+    assert [seed for seed in range(42, 52) if misses("combo-01", seed)] == [43, 50]
+    stub = ask(policy, prompt, 43)
+    assert stub.startswith("def flag_run_anomalies(runs: list[tuple[float, int]], window: int")
+    assert STUB_MESSAGE in stub
+    explore = {t.id: t for t in load_explore()[0]}
+    for level in ("run-length-encode-L0", "run-length-encode-L2"):
+        task = explore[level]
+        for instruction in (None, "Be bold."):
+            prompt = render_solver_prompt("explore", task, instruction)
+            assert ask(policy, prompt, 42) == task.reference_solution.rstrip() + "\n"
+
+
+def test_scripted_policy_answers_a_program_that_parses_to_every_builtin_prompt() -> None:
+    policy = CreativeSolverPolicy()
+    prompts = [render_solver_prompt("combo", t) for t in load_combo()[0]]
+    prompts += [render_solver_prompt("explore", t) for t in load_explore()[0]]
+    for prompt in prompts:
+        for seed in range(42, 52):
+            compile(ask(policy, prompt, seed), "<answer>", "exec")
 
 
 def test_stub_reads_a_signature_spread_over_lines() -> None:

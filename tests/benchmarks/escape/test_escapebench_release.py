@@ -368,10 +368,12 @@ def test_replay_log_command_counts_loads_warnings_and_game_ends(tmp_path: Path) 
     data = release(tmp_path, games)
     result = invoke(["replay-log", str(data)])
     assert result.exit_code == 0, result.output
+    # The log's 7 actions, and the 6 moves that walk to the scene each one names.
+    end = "GAME END after 7/7 logged actions + 6 moves walking between their scenes = 13 steps"
     assert result.stdout.splitlines() == [
-        "game9-1-easy.yaml: GAME END after 7/7 logged actions, 13 steps (1 load warning)",
-        "game9-1-hard.yaml: GAME END after 7/7 logged actions, 13 steps (1 load warning)",
-        "game9-1.yaml: GAME END after 7/7 logged actions, 13 steps",
+        f"game9-1-easy.yaml: {end} (1 load warning)",
+        f"game9-1-hard.yaml: {end} (1 load warning)",
+        f"game9-1.yaml: {end}",
         "3 of 3 games load (warnings: 1 neg-rewards, 1 state-out-of-range); "
         "3 of 3 reference logs replay to GAME END (crafting=unordered)",
     ]
@@ -379,6 +381,8 @@ def test_replay_log_command_counts_loads_warnings_and_game_ends(tmp_path: Path) 
     assert ordered.exit_code == 1
     row, summary = (json.loads(line) for line in ordered.stdout.splitlines())
     assert (row["game_end"], row["played"], row["entries"]) == (False, 3, 7)
+    # 3 logged actions played, 3 walking moves, and the failing 4th action: 7 steps.
+    assert (row["walks"], row["steps"]) == (3, 7)
     assert summary["summary"]["game_end"] == 0 and summary["summary"]["loaded"] == 1
 
 

@@ -4,12 +4,13 @@ method, the scripted judges score, and each table shows our numbers beside the p
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from forkingpaths.benchmarks.escape.benchmark import EscapeBenchmark
-from forkingpaths.benchmarks.escape.reproduce import reproductions
+from forkingpaths.benchmarks.escape.reproduce import judge_note, reproductions
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.reproduce import ResultTable, load_published
 from forkingpaths.runner.reproduce import run_reproduction
@@ -95,6 +96,53 @@ def test_table3_ablation(tmp_path: Path) -> None:
     assert_published(table, "table3.yaml", "GPT-5.4")
 
 
+SCRIPTED_JUDGE = "Metric 2 (Orig., Elab., Ground.): scored by the judge scripted/escape-judge"
+"""(The runner's own note says that scripted stand-ins played.)"""
+
+
+@dataclass
+class View:
+    """A run as `compute` reads it, enough for `judge_note` (it reads the run's spec)."""
+
+    key: str
+    path: Path
+
+
+def test_table3_notes_name_the_judge_that_played(tmp_path: Path) -> None:
+    table = only_table("mutate:table3", tmp_path)
+    assert table.notes == [
+        "Protocol: base, r-only (Reflect without DN) and redna on GPT-5.4, the ten scenarios, "
+        "4 attempts each, greedy decoding",
+        "Overall counts 55 paths here (the paper: 56, see Table 1's note)",
+        SCRIPTED_JUDGE,
+    ]
+
+
+def test_judge_note_asks_for_a_judge_only_where_none_played(tmp_path: Path) -> None:
+    outcome = run_reproduction("mutate:table1", model="scripted", limit=1, runs_dir=tmp_path)
+    judged = outcome.runs["base"]
+    spec = json.loads((judged / "spec.json").read_text())
+    spec["spec"]["roles"] = {}
+    unjudged = tmp_path / "unjudged"
+    unjudged.mkdir()
+    (unjudged / "spec.json").write_text(json.dumps(spec))
+    other = json.loads(json.dumps(spec))
+    other["spec"]["roles"] = {"judge": {"model": "openai/gpt-4.1"}}
+    (tmp_path / "gpt").mkdir()
+    (tmp_path / "gpt" / "spec.json").write_text(json.dumps(other))
+    what = "Metric 2 (Orig., Elab., Ground.)"
+    assert judge_note({"base": View("base", judged)}, what) == SCRIPTED_JUDGE
+    assert judge_note({"base": View("base", unjudged)}, what) == (
+        "Metric 2 (Orig., Elab., Ground.): not scored, no judge played; pass --role "
+        "judge=MODEL (the paper does not name its judge)"
+    )
+    mixed = {"base": View("base", tmp_path / "gpt"), "redna": View("redna", unjudged)}
+    assert judge_note(mixed, what) == (
+        "Metric 2 (Orig., Elab., Ground.): scored by the judge openai/gpt-4.1; not scored in "
+        "redna, which ran without --role judge=MODEL"
+    )
+
+
 def test_table1_base_row_and_the_55_path_denominator(tmp_path: Path) -> None:
     outcome = run_reproduction("mutate:table1", model="scripted", limit=LIMIT, runs_dir=tmp_path)
     [table] = outcome.result.tables
@@ -130,8 +178,13 @@ def test_table4_transfer_to_the_aut(tmp_path: Path) -> None:
 
 
 def test_table10_pairs_a_human_file_with_the_judged_base_run(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="human_scores"):
+    with pytest.raises(ConfigError, match="human_scores") as refused:
         run_reproduction("mutate:table10", model="scripted", limit=LIMIT, runs_dir=tmp_path)
+    # The fields docs/escape-agreement.md and `load_human_scores` agree on: trial is optional.
+    assert (
+        "instance_id, attempt, step, originality, elaboration, groundedness (optional: trial, "
+        "default 0, and annotator)" in str(refused.value)
+    )
     first = run_reproduction("mutate:table1", model="scripted", limit=LIMIT, runs_dir=tmp_path)
     human = tmp_path / "human.jsonl"
     lines = []
@@ -139,11 +192,11 @@ def test_table10_pairs_a_human_file_with_the_judged_base_run(tmp_path: Path) -> 
         for step in record.steps:
             verdict = step.info.get("judge")
             if verdict and "missing" not in verdict and len(lines) < 6:
-                # Humans one point stricter on originality, otherwise the judge's scores.
+                # Humans one point stricter on originality, otherwise the judge's scores;
+                # no `trial` field (the README's format): trial 0 is the run's only trial.
                 lines.append(
                     {
                         "instance_id": record.instance_id,
-                        "trial": record.trial,
                         "attempt": step.info["attempt"],
                         "step": step.info["t"],
                         "originality": max(1, verdict["originality"] - 1),
@@ -167,4 +220,7 @@ def test_table10_pairs_a_human_file_with_the_judged_base_run(tmp_path: Path) -> 
         "spearman": 0.5372,
         "pairwise": 0.8447,
     }
-    assert table.notes[-1].startswith("1 human item(s) matched no judged step (first: ")
+    assert table.notes[-2].startswith("1 human item(s) matched no judged step (first: ")
+    assert (
+        table.notes[-1] == "Judged steps of the base run: scored by the judge scripted/escape-judge"
+    )

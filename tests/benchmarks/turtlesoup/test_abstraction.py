@@ -101,8 +101,8 @@ def test_check_command_counts_and_exits_1_on_a_breach(
     code, out, _ = run_cli(["turtlesoup", "check", str(good)], capsys)
     assert code == 0
     assert out.strip() == (
-        "1 of 1 puzzles with gold points meet App. D.3's rule (0 of 1 carry none: the judge "
-        "extracts them)"
+        "1 instance: 1 puzzle x en; 1 of 1 instances with gold points meet App. D.3's rule "
+        "(0 of 1 carry none: the judge extracts them)"
     )
     bad = write_entry(tmp_path / "bad.yaml", ["Odile lost her job.", "A machine failed."])
     code, out, _ = run_cli(["turtlesoup", "check", str(bad)], capsys)
@@ -145,6 +145,6 @@ def test_the_shipped_corpus_meets_the_rule(capsys: pytest.CaptureFixture[str]) -
     code, out, _ = run_cli(["turtlesoup", "check"], capsys)
     assert code == 0, out
     assert out.strip() == (
-        "120 of 120 puzzles with gold points meet App. D.3's rule (0 of 120 carry none: the "
-        "judge extracts them)"
+        "120 instances: 60 puzzles x en, zh; 120 of 120 instances with gold points meet "
+        "App. D.3's rule (0 of 120 carry none: the judge extracts them)"
     )

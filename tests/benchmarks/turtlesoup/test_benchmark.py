@@ -286,6 +286,7 @@ def test_import_json_contract_and_run_on_imported_puzzles(
     assert code == 0, err
     report = json.loads(out)
     assert list(report) == [
+        "instances",
         "puzzles",
         "languages",
         "categories",
@@ -293,7 +294,7 @@ def test_import_json_contract_and_run_on_imported_puzzles(
         "warnings",
         "warning_kinds",
     ]
-    assert report["puzzles"] > 0 and set(report["languages"]) <= {"en", "zh"}
+    assert report["instances"] > 0 and set(report["languages"]) <= {"en", "zh"}
     code, out, err = run_cli(
         ["run", "turtlesoup", "--puzzles", str(release), "--agent", "mosaic", "--model",
          "scripted/turtlesoup-questioner", "--role", "responder=scripted/turtlesoup-responder",
@@ -303,7 +304,7 @@ def test_import_json_contract_and_run_on_imported_puzzles(
     )  # fmt: skip
     assert code == 0, err
     records = load_records(next(tmp_path.iterdir()))
-    assert len(records) == report["puzzles"]
+    assert len(records) == report["instances"]
     assert all(r.status == "ok" for r in records)
 
 

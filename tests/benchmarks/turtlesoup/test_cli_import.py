@@ -36,10 +36,15 @@ def test_json_report_of_nothing_imported_exits_2(
     code, out, _ = run_cli(["turtlesoup", "import", str(empty), "--json"], capsys)
     assert code == 2
     report = json.loads(out)
-    assert report["puzzles"] == 0 and len(report["errors"]) == 1
+    assert (report["instances"], report["puzzles"]) == (0, 0) and len(report["errors"]) == 1
 
 
 def test_importable_puzzles_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["turtlesoup", "import", str(RELEASE)], capsys)
     assert code == 0, err
-    assert out.startswith("puzzles: ")
+    # Instances are puzzle x language: the fixture's 3 stories in both languages.
+    assert out.splitlines()[:3] == [
+        "6 instances: 3 puzzles x en, zh",
+        "  crime_thriller: 4 instances (2 puzzles)",
+        "  supernatural: 2 instances (1 puzzle)",
+    ]

@@ -13,6 +13,7 @@ import pytest
 from forkingpaths.benchmarks.turtlesoup.importers import (
     ImportReport,
     LabelledGuess,
+    census,
     import_report,
     load_corpus,
     load_corpus_problems,
@@ -534,7 +535,8 @@ def test_import_report_json_has_exactly_the_contract_keys(tmp_path: Path) -> Non
     assert report.categories == {"crime_thriller": 4, "supernatural": 2}
     data = json.loads(json.dumps(report.to_json()))
     assert data == {
-        "puzzles": 6,
+        "instances": 6,
+        "puzzles": 3,
         "languages": ["en", "zh"],
         "categories": {"crime_thriller": 4, "supernatural": 2},
         "errors": [str(report.errors[0])],
@@ -544,12 +546,32 @@ def test_import_report_json_has_exactly_the_contract_keys(tmp_path: Path) -> Non
     assert data["errors"][0].startswith(str(release / "en" / "romance.json") + ": category: ")
 
 
+def test_census_counts_instances_as_puzzles_times_languages() -> None:
+    def puzzle(entry: str, language: str) -> Puzzle:
+        return Puzzle(
+            id=f"{entry}-{language}",
+            entry=entry,
+            category="mind_game",
+            language=language,
+            title="t",
+            surface="s",
+            bottom="b",
+            key_clues=("c",),
+        )
+
+    both = [puzzle(e, lang) for e in ("a", "b") for lang in ("en", "zh")]
+    assert census(both) == "4 instances: 2 puzzles x en, zh"
+    assert census([*both, puzzle("c", "zh")]) == "5 instances of 3 puzzles: 2 en, 3 zh"
+    assert census([]) == "0 instances: 0 puzzles x -"
+
+
 def test_import_report_of_turtlebench_with_and_without_clues() -> None:
     refused = import_report(TURTLEBENCH)
-    assert refused.to_json()["puzzles"] == 0 and len(refused.errors) == 2
+    assert refused.to_json()["instances"] == 0 and len(refused.errors) == 2
     assert all("stories.json#" in e for e in refused.to_json()["errors"])
     allowed = import_report(TURTLEBENCH, language="en", allow_no_clues=True)
     assert allowed.to_json() == {
+        "instances": 2,
         "puzzles": 2,
         "languages": ["en"],
         "categories": {UNCATEGORIZED: 2},
@@ -563,7 +585,7 @@ def test_import_report_of_the_shipped_corpus_directory() -> None:
     from forkingpaths.benchmarks.turtlesoup.puzzles import CORPUS_DIR
 
     data = import_report(CORPUS_DIR).to_json()
-    assert data["puzzles"] == 120 and data["errors"] == []
+    assert (data["instances"], data["puzzles"], data["errors"]) == (120, 60, [])
     assert data["languages"] == ["en", "zh"]
     assert set(data["categories"].values()) == {20}
 

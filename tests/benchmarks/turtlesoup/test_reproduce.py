@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = FIXTURES / "release_sample"
 """Our sample in the release's format: en/ and zh/ Original_Data.json (2 stories) and
 Clever_Logic.json (1 story)."""
-SHIPPED_NOTE = "puzzles: the shipped corpus (ours, 60 entries)"
+SHIPPED_NOTE = "Puzzles played: the shipped corpus (ours, 60 puzzles x en, zh)"
 
 
 def spec_of(run_dir: Path) -> dict[str, object]:
@@ -160,7 +160,8 @@ def test_table2_offline_sets_our_scores_against_a_per_puzzle_human_baseline(
     assert rows["Ch"].published["original_reduce"] == -11.05
     assert rows["En"].published["mind_game_reduce"] == -42.42
     assert rows["Human Baseline"].published["supernatural"] == 75.06
-    assert "human baseline averaged over puzzles: clever_logic 2" in table.notes
+    assert "Human baseline averaged over puzzles: clever_logic 2" in table.notes
+    assert f"Human baseline: {humans}" in table.notes
     assert SHIPPED_NOTE in table.notes
     assert spec_of(outcome.runs["mosaic"])["benchmark_options"] == {}
     written = json.loads((outcome.out_dir / "reproduction.json").read_text("utf-8"))
@@ -195,7 +196,11 @@ def test_table2_measures_reduce_against_the_papers_human_row_by_default(tmp_path
             assert row.ours[f"{category}_reduce"] == (
                 None if ours is None else pytest.approx(ours - score)
             )
-    assert any(str(PAPER_HUMANS.name) in note for note in table.notes)
+    assert f"Human baseline: the paper's human row, {PAPER_HUMANS}" in table.notes
+    # Every note reads as a sentence of its own once the renderer ends it with a period.
+    assert not any(".;" in note or note.endswith(";") for note in table.notes)
+    assert all(note.lstrip("'")[0].isupper() for note in table.notes)
+    assert not any("needs --input human_baseline" in note for note in table.notes)
 
 
 def test_table3_offline_runs_mosaic_and_its_five_ablations(tmp_path: Path) -> None:
@@ -273,7 +278,7 @@ def test_table2_plays_the_release_given_as_input(tmp_path: Path) -> None:
         "original": pytest.approx(6.2),
         "original_reduce": pytest.approx(-61.67),
     }
-    assert f"puzzles: {SAMPLE.resolve()}" in table.notes and SHIPPED_NOTE not in table.notes
+    assert f"Puzzles played: {SAMPLE.resolve()}" in table.notes and SHIPPED_NOTE not in table.notes
     written = json.loads((outcome.out_dir / "reproduction.json").read_text("utf-8"))
     assert written["inputs"]["puzzles"] == str(SAMPLE)
 
@@ -300,7 +305,7 @@ def test_table3_plays_the_chinese_original_stories_of_the_release(tmp_path: Path
             "w/o All agents",
         )
     }
-    assert table.notes[-1] == f"puzzles: {SAMPLE.resolve()}"
+    assert table.notes[-1] == f"Puzzles played: {SAMPLE.resolve()}"
 
 
 def test_table3_refuses_puzzles_without_chinese_original_stories(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections import defaultdict
 from collections.abc import Mapping
@@ -336,6 +337,22 @@ class CreativeBenchmark(Benchmark):
                 for problem, levels in explore.items()
             ]
         return out
+
+    def sample_instances(self, split: str, n: int) -> list[Instance]:
+        """At most n instances for a smoke test (`reproduce --limit`): from a split holding both
+        subsets (`all`), ceil(n/2) Combo then the rest Explore, at least one of each when
+        n >= 2 (a subset short of its share leaves the rest to the other), so that both of
+        Table 3's column groups get numbers; the first n otherwise."""
+        pool = self.instances(split)
+        combo = [i for i in pool if i.params["subset"] == "combo"]
+        explore = [i for i in pool if i.params["subset"] == "explore"]
+        n = max(n, 0)
+        if not combo or not explore:
+            return pool[:n]
+        n_explore = min(len(explore), n - math.ceil(n / 2))
+        n_combo = min(len(combo), n - n_explore)
+        n_explore = min(len(explore), n - n_combo)
+        return combo[:n_combo] + explore[:n_explore]
 
     # ---- protocol ----
 

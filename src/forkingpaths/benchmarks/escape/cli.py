@@ -194,19 +194,23 @@ def replay_log_cmd(
         game = EscapeGame(scenario, crafting=crafting)  # type: ignore[arg-type]
         replay = replay_reference_log(game, entries, str(log_path))
         ended += replay.game_end
+        # The log names each action's scene, not how to get there: the moves that walk to it
+        # are steps the log does not list.
+        walks = sum(1 for step in replay.steps if step.entry is None)
         row.update(
             log=str(log_path),
             game_end=replay.game_end,
             entries=replay.entries,
             played=replay.played,
             steps=len(replay.steps),
+            walks=walks,
             failure=replay.failure,
         )
         n_warned = len(scenario.warnings)
         warned = f" ({n_warned} load warning{'' if n_warned == 1 else 's'})" if n_warned else ""
         text = (
-            f"{file.name}: GAME END after {replay.played}/{replay.entries} logged actions, "
-            f"{len(replay.steps)} steps{warned}"
+            f"{file.name}: GAME END after {replay.played}/{replay.entries} logged actions "
+            f"+ {walks} moves walking between their scenes = {len(replay.steps)} steps{warned}"
             if replay.game_end
             else f"{file.name}: stopped after {replay.played}/{replay.entries}: {replay.failure}"
         )

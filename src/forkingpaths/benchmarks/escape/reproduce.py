@@ -4,10 +4,13 @@ behind them and how our numbers are read off those runs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from forkingpaths.benchmarks.escape.agreement import agreement as agreement_table
 from forkingpaths.benchmarks.escape.agreement import load_human_scores, pair_with_judge
+from forkingpaths.core.errors import InvalidFile
 from forkingpaths.core.reproduce import (
+    ComputeFn,
     PublishedTable,
     ReproContext,
     Reproduction,
@@ -18,6 +21,7 @@ from forkingpaths.core.reproduce import (
     RunView,
     metric_table,
 )
+from forkingpaths.runner.rundir import RunDirectory
 
 PAPER = "mutate"
 OFFLINE_MODEL = "scripted/escape-explorer"
@@ -62,6 +66,62 @@ def escape_run(key: str, label: str, *, temperature: float = GREEDY, trials: int
 
 def _methods(methods: Sequence[tuple[str, str]], **kwargs: float | int) -> list[ReproRun]:
     return [escape_run(agent, label, **kwargs) for label, agent in methods]  # type: ignore[arg-type]
+
+
+HUMAN_SCORES_FORMAT = (
+    "JSONL of human Metric 2 scores of the base run's steps, one object a line with "
+    "instance_id, attempt, step, originality, elaboration, groundedness (optional: trial, "
+    "default 0, and annotator); see docs/escape-agreement.md"
+)
+"""What `--input human_scores=PATH` holds (the loader: `agreement.load_human_scores`)."""
+
+
+def judge_of(run: RunView) -> str | None:
+    """The judge model a run was played with (its spec's `judge` role), None without one."""
+    try:
+        roles = RunDirectory(run.path).read_header().spec.roles
+    except InvalidFile:
+        return None
+    role = roles.get("judge")
+    return role.model if role is not None else None
+
+
+def judge_note(runs: Mapping[str, RunView], scores: str) -> str:
+    """Which judge gave `scores` in these runs; where none played, that one is needed."""
+    judges = {key: judge_of(run) for key, run in runs.items()}
+    unjudged = [key for key, judge in judges.items() if judge is None]
+    played = sorted({judge for judge in judges.values() if judge is not None})
+    if not played:
+        return (
+            f"{scores}: not scored, no judge played; pass --role judge=MODEL "
+            "(the paper does not name its judge)"
+        )
+    if len(played) == 1:
+        note = f"{scores}: scored by the judge {played[0]}"
+    else:
+        by_run = ", ".join(f"{key}: {judge}" for key, judge in judges.items() if judge)
+        note = f"{scores}: scored by the judges {by_run}"
+    if unjudged:
+        note += f"; not scored in {', '.join(unjudged)}, which ran without --role judge=MODEL"
+    return note
+
+
+def with_judge_note(compute: ComputeFn, scores: str) -> ComputeFn:
+    """`compute` whose tables also say which judge gave `scores` (or that none played)."""
+
+    def judged(
+        runs: Mapping[str, RunView], published: PublishedTable | None, ctx: ReproContext
+    ) -> ReproResult:
+        result = compute(runs, published, ctx)
+        note = judge_note(runs, scores)
+        result.tables = [replace(t, notes=[*t.notes, note]) for t in result.tables]
+        return result
+
+    return judged
+
+
+METRIC2 = "Metric 2 (Orig., Elab., Ground.)"
+AUT_RATINGS = "Originality and Elaboration"
 
 
 def agreement_compute(
@@ -147,7 +207,7 @@ def reproductions() -> list[Reproduction]:
             key=f"{PAPER}:table1",
             title="Table 1: Base-agent results across eight models on MUTATE",
             runs=lambda ctx: [escape_run("base", "Base")],
-            compute=metric_table([("Base", "base")], scale=PERCENT),
+            compute=with_judge_note(metric_table([("Base", "base")], scale=PERCENT), METRIC2),
             published="table1.yaml",
             description="base agent, ten scenarios x 4 attempts, T=0; judge for Metric 2",
         ),
@@ -155,7 +215,7 @@ def reproductions() -> list[Reproduction]:
             key=f"{PAPER}:table2",
             title="Table 2: Method comparison across models",
             runs=lambda ctx: _methods(METHODS),
-            compute=metric_table(METHODS, scale=PERCENT),
+            compute=with_judge_note(metric_table(METHODS, scale=PERCENT), METRIC2),
             published="table2.yaml",
             description="base, self-refine, escapeagent, redna; ten scenarios x 4 attempts, T=0",
         ),
@@ -163,7 +223,7 @@ def reproductions() -> list[Reproduction]:
             key=f"{PAPER}:table3",
             title="Table 3: Ablation of ReDNA components on GPT-5.4",
             runs=lambda ctx: _methods(ABLATION),
-            compute=metric_table(ABLATION, scale=PERCENT),
+            compute=with_judge_note(metric_table(ABLATION, scale=PERCENT), METRIC2),
             published="table3.yaml",
             description="base, r-only (Reflect alone), redna; ten scenarios x 4 attempts, T=0",
         ),
@@ -171,7 +231,7 @@ def reproductions() -> list[Reproduction]:
             key=f"{PAPER}:table4",
             title="Table 4: Transfer to the AUT",
             runs=aut_runs,
-            compute=aut_compute,
+            compute=with_judge_note(aut_compute, AUT_RATINGS),
             published="table4.yaml",
             description="aut benchmark: base and redna, T=0.7, 3 runs per object; judge rates",
         ),
@@ -179,19 +239,16 @@ def reproductions() -> list[Reproduction]:
             key=f"{PAPER}:table10",
             title="Table 10: Human–LLM agreement on the three Metric 2 criteria",
             runs=lambda ctx: [escape_run("base", "Base")],
-            compute=agreement_compute,
+            compute=with_judge_note(agreement_compute, "Judged steps of the base run"),
             published="table10.yaml",
-            inputs={
-                "human_scores": "JSONL of human Metric 2 scores of the base run's steps "
-                "(instance_id, trial, attempt, step, originality, elaboration, groundedness)"
-            },
+            inputs={"human_scores": HUMAN_SCORES_FORMAT},
             description="judged base run paired with --input human_scores=PATH",
         ),
         Reproduction(
             key=f"{PAPER}:table15",
             title="Table 15: Robustness study at T=0.7, three runs per cell",
             runs=lambda ctx: _methods(METHODS, temperature=ROBUSTNESS_T, trials=ROBUSTNESS_RUNS),
-            compute=metric_table(METHODS, scale=PERCENT),
+            compute=with_judge_note(metric_table(METHODS, scale=PERCENT), METRIC2),
             published="table15.yaml",
             description="Table 2's methods at T=0.7, 3 runs each: mean and sample sd over runs",
         ),

@@ -11,6 +11,7 @@ import typer
 
 from forkingpaths.benchmarks.turtlesoup.abstraction import check_gold_points, meets_rule
 from forkingpaths.benchmarks.turtlesoup.importers import (
+    census,
     import_report,
     load_corpus_problems,
     load_turtlebench_cases,
@@ -75,9 +76,13 @@ def import_cmd(
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
         return
     summary = report.to_json()
-    typer.echo(f"puzzles: {summary['puzzles']} ({', '.join(summary['languages']) or '-'})")
+    typer.echo(census(report.puzzles))
     for name, count in summary["categories"].items():
-        typer.echo(f"  {name}: {count}")
+        stories = len({p.entry for p in report.puzzles if p.category == name})
+        typer.echo(
+            f"  {name}: {count} instance{'' if count == 1 else 's'} "
+            f"({stories} puzzle{'' if stories == 1 else 's'})"
+        )
     for error in summary["errors"]:
         typer.echo(f"error: {error}")
     for warning in summary["warnings"]:
@@ -108,7 +113,8 @@ def check_cmd(
     verdicts = {p.id: meets_rule(p) for p in puzzles}
     breaches = {p.id: check_gold_points(p) for p in puzzles if verdicts[p.id] is False}
     summary = {
-        "puzzles": len(puzzles),
+        "instances": len(puzzles),
+        "puzzles": len({p.entry for p in puzzles}),
         "with_gold_points": sum(v is not None for v in verdicts.values()),
         "meet_rule": sum(v is True for v in verdicts.values()),
         "breaches": {
@@ -122,9 +128,10 @@ def check_cmd(
             for line in found:
                 typer.echo(f"{pid}: {line}")
         typer.echo(
-            f"{summary['meet_rule']} of {summary['with_gold_points']} puzzles with gold points "
-            f"meet App. D.3's rule ({summary['puzzles'] - summary['with_gold_points']} of "
-            f"{summary['puzzles']} carry none: the judge extracts them)"
+            f"{census(puzzles)}; {summary['meet_rule']} of {summary['with_gold_points']} "
+            f"instances with gold points meet App. D.3's rule "
+            f"({summary['instances'] - summary['with_gold_points']} of {summary['instances']} "
+            "carry none: the judge extracts them)"
         )
     if breaches:
         raise typer.Exit(1)

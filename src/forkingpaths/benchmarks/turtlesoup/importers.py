@@ -129,7 +129,8 @@ class ImportReport:
     languages: list[str]
     """Languages present, in LANGUAGES order."""
     categories: dict[str, int]
-    """Category id -> number of puzzles (all languages), in CATEGORIES order."""
+    """Category id -> number of instances (puzzle x language, the paper's scenarios: Table
+    1(b) counts them), in CATEGORIES order."""
     warnings: list[PuzzleWarning] = field(default_factory=list)
     """Defects of entries that loaded anyway."""
 
@@ -139,20 +140,39 @@ class ImportReport:
         return {kind: counts[kind] for kind in WARNING_KINDS if counts[kind]}
 
     def to_json(self) -> dict[str, Any]:
-        """`{"puzzles": N, "languages": [...], "categories": {id: count}, "errors": [...],
-        "warnings": [...], "warning_kinds": {kind: count}}`.
+        """`{"instances": N, "puzzles": N, "languages": [...], "categories": {id: count},
+        "errors": [...], "warnings": [...], "warning_kinds": {kind: count}}`.
 
-        JSON-ready (what `turtlesoup import --json` prints); errors and warnings as
-        `FILE#INDEX: ...` strings.
+        JSON-ready (what `turtlesoup import --json` prints): `instances` counts puzzle x
+        language (what a run plays, the paper's 800 scenarios), `puzzles` the stories (the
+        paper's 400, each in one or two languages), `categories` instances; errors and
+        warnings as `FILE#INDEX: ...` strings.
         """
         return {
-            "puzzles": len(self.puzzles),
+            "instances": len(self.puzzles),
+            "puzzles": len({p.entry for p in self.puzzles}),
             "languages": list(self.languages),
             "categories": dict(self.categories),
             "errors": [str(error) for error in self.errors],
             "warnings": [str(warning) for warning in self.warnings],
             "warning_kinds": self.warning_kinds(),
         }
+
+
+def census(puzzles: Iterable[Puzzle]) -> str:
+    """`800 instances: 400 puzzles x en, zh`: what a corpus holds, an instance being one puzzle
+    (story) in one language; `5 instances of 3 puzzles: 3 en, 2 zh` when not every puzzle is in
+    every language."""
+    puzzles = list(puzzles)
+    entries = {p.entry for p in puzzles}
+    by_language = Counter(p.language for p in puzzles)
+    languages = [lang for lang in LANGUAGES if by_language[lang]]
+    head = f"{len(puzzles)} instance{'' if len(puzzles) == 1 else 's'}"
+    stories = f"{len(entries)} puzzle{'' if len(entries) == 1 else 's'}"
+    if all(by_language[lang] == len(entries) for lang in languages):
+        return f"{head}: {stories} x {', '.join(languages) or '-'}"
+    split = ", ".join(f"{by_language[lang]} {lang}" for lang in languages)
+    return f"{head} of {stories}: {split}"
 
 
 def import_report(

@@ -87,10 +87,13 @@ def corpus_options(ctx: ReproContext) -> dict[str, object]:
     return {} if path is None else {"puzzles": str(path)}
 
 
+SHIPPED_CORPUS_NOTE = "Puzzles played: the shipped corpus (ours, 60 puzzles x en, zh)"
+
+
 def corpus_note(ctx: ReproContext) -> str:
     """Which puzzles the runs played, for the table's notes."""
     path = puzzles_input(ctx)
-    return f"puzzles: {path}" if path else "puzzles: the shipped corpus (ours, 60 entries)"
+    return f"Puzzles played: {path}" if path else SHIPPED_CORPUS_NOTE
 
 
 def table2_runs(ctx: ReproContext) -> Sequence[ReproRun]:
@@ -170,10 +173,12 @@ def compute_table2(
             published={c: published.value(HUMAN_ROW, HUMAN_ROW, c) for c in CATEGORIES},
         )
     )
-    notes = [*published.notes, corpus_note(ctx), f"human baseline: {human.source}"]
+    given = HUMAN_INPUT in ctx.inputs
+    whose = "" if given else "the paper's human row, "
+    notes = [*published.notes, corpus_note(ctx), f"Human baseline: {whose}{human.source}"]
     if human.puzzles:
         counted = ", ".join(f"{c} {n}" for c, n in human.puzzles.items())
-        notes.append(f"human baseline averaged over puzzles: {counted}")
+        notes.append(f"Human baseline averaged over puzzles: {counted}")
     table = ResultTable(
         title=f"{published.table}: {published.title}",
         columns=list(published.columns),

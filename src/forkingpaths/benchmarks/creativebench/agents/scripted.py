@@ -1,12 +1,18 @@
 """Scripted model `creative-solver`: answers CreativeBench solver and evolution prompts offline.
 
-It is a deterministic stand-in for a model, not a solver: it cannot solve a task. To a solver
-prompt it answers a fenced code block: the first code block the prompt holds, echoed (the
-shipped prompts hold none), else a stub with the task's signature whose body raises
-NotImplementedError, so runs go end to end and earn RUNTIME_ERROR verdicts. To an island
-mutation or a GEPA reflection prompt it answers the shown instruction with one more hint
-sentence, chosen by a hash of the prompt, so an evolution run changes its prompts
-deterministically. It keeps no state (ScriptedPolicy contract).
+It is a deterministic stand-in for a model, so that offline runs score real programs. To a
+solver prompt of a built-in task (found by the task's question and, for an Explore level, the
+constraints the prompt lists) it answers that task's reference solution in a fenced block,
+except on one draw in four (`MISS_ONE_IN` of the hash of the task id and the request's seed, so
+trials differ) where it answers a stub: the task's signature with a body that raises
+NotImplementedError, a program that parses and earns RUNTIME_ERROR. A prompt of no built-in
+task (a `tasks` file of the user's) always gets the stub. It never echoes a code block of the
+prompt: a Combo question shows its signature as a bare `def` header in a block, which is no
+program. To an island mutation or a GEPA reflection prompt it answers the shown instruction
+with one more hint sentence, chosen by a hash of the prompt, so an evolution run changes its
+prompts deterministically. A constraint-judge request (the judge role defaults to the agent's
+model) it answers as `scripted/constraint-judge` does. It keeps no conversation state
+(ScriptedPolicy contract).
 """
 
 from __future__ import annotations
@@ -14,16 +20,28 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from forkingpaths.benchmarks.creativebench import constraint_judge_prompts as judge_prompts
 from forkingpaths.benchmarks.creativebench import evolve_prompts
 from forkingpaths.benchmarks.creativebench.agents import solver_prompts
+from forkingpaths.benchmarks.creativebench.judge_scripted import ConstraintJudgePolicy
+from forkingpaths.benchmarks.creativebench.tasks import load_combo, load_explore
 from forkingpaths.core.chat import Message, ModelParams
 
 STUB_MESSAGE = "scripted/creative-solver is a stand-in and solves nothing"
 """What the stub raises (the sandbox's detail shows it)."""
 
 APPROACH = "Approach: none; this is a scripted stand-in, not a solution."
-"""The line after the code block (the Explore answer format asks for one)."""
+"""The line after a stub's code block (the Explore answer format asks for one)."""
+
+REFERENCE_APPROACH = "Approach: the task's reference solution, answered by a scripted stand-in."
+"""The line after a reference solution's code block."""
+
+MISS_ONE_IN = 4
+"""One draw in this many (by the hash of task id and seed) answers the stub instead of the
+reference solution: offline tables then show Pass@1 below 100% and a spread over trials."""
 
 MUTATION_HINTS = (
     "Before writing code, name the approach most programmers would use, then set it aside and "
@@ -39,7 +57,6 @@ MUTATION_HINTS = (
 )
 """Sentences the scripted mutator adds to an instruction, one per answer."""
 
-_FENCE = re.compile(r"^[ \t]*```[ \t]*[\w+#.-]*[ \t]*\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(", re.MULTILINE)
 
 
@@ -58,21 +75,73 @@ def _between(text: str, start: str, end: str) -> str | None:
     return inner.strip() if closed else None
 
 
+@dataclass(frozen=True)
+class KnownTask:
+    """A built-in task as the scripted solver recognises it in a prompt."""
+
+    id: str
+    question: str
+    constraints: tuple[str, ...]
+    """The stacked constraint texts of an Explore level (none for Combo and level 0)."""
+    reference: str
+
+
+def builtin_tasks() -> list[KnownTask]:
+    """The shipped Combo and Explore tasks with their reference solutions."""
+    combo, _ = load_combo()
+    explore, _ = load_explore()
+    known = [KnownTask(t.id, t.question.strip(), (), t.canonical_solution) for t in combo]
+    for t in explore:
+        constraints = tuple(c.strip() for c in t.constraints)
+        known.append(KnownTask(t.id, t.question.strip(), constraints, t.reference_solution))
+    return known
+
+
+def find_task(prompt: str, known: Sequence[KnownTask]) -> KnownTask | None:
+    """The task a solver prompt states: the longest question the prompt holds, then, among
+    that question's levels, the one with the most constraints, all listed in the prompt (an
+    Explore level stacks the constraints of the levels below it)."""
+    matching = [t for t in known if t.question and t.question in prompt]
+    if not matching:
+        return None
+    longest = max(len(t.question) for t in matching)
+    levels = [
+        t
+        for t in matching
+        if len(t.question) == longest and all(c in prompt for c in t.constraints)
+    ]
+    return max(levels, key=lambda t: len(t.constraints), default=None)
+
+
+def misses(task_id: str, seed: int | None) -> bool:
+    """Whether this draw answers the stub: one (task, seed) pair in MISS_ONE_IN."""
+    digest = hashlib.sha256(f"{task_id}:{seed}".encode()).digest()
+    return digest[0] % MISS_ONE_IN == 0
+
+
 class CreativeSolverPolicy:
-    """`scripted/creative-solver`: code stubs for solver prompts, hint-appending rewrites for
-    evolution prompts (see the module docstring)."""
+    """`scripted/creative-solver`: reference solutions (or stubs) for solver prompts,
+    hint-appending rewrites for evolution prompts (see the module docstring)."""
+
+    def __init__(self) -> None:
+        # Read once per model; the tasks are small (tens of rows) and never change.
+        self.known: tuple[KnownTask, ...] = tuple(builtin_tasks())
 
     def respond(self, messages: list[Message], params: ModelParams) -> str:
         text = _last_user(messages)
         if text.startswith((evolve_prompts.MUTATION_HEADING, evolve_prompts.REFLECTION_HEADING)):
             return self.rewrite(text)
-        return self.solve(text)
+        if text.startswith(judge_prompts.JUDGE_HEADING):
+            return ConstraintJudgePolicy().respond(messages, params)
+        return self.solve(text, params.seed)
 
-    def solve(self, prompt: str) -> str:
-        """A fenced block: the prompt's first code block, else a NotImplementedError stub."""
-        block = _FENCE.search(prompt)
-        code = block.group(1).rstrip() if block else stub_for(prompt)
-        return f"```python\n{code}\n```\n{APPROACH}"
+    def solve(self, prompt: str, seed: int | None = None) -> str:
+        """A fenced block: the task's reference solution, or on a missed draw (and for a task
+        it does not know) a NotImplementedError stub with the task's signature."""
+        task = find_task(prompt, self.known)
+        if task is not None and not misses(task.id, seed):
+            return f"```python\n{task.reference.rstrip()}\n```\n{REFERENCE_APPROACH}"
+        return f"```python\n{stub_for(prompt)}\n```\n{APPROACH}"
 
     def rewrite(self, prompt: str) -> str:
         """The shown instruction plus the first hint (from a hash offset) it does not hold."""

@@ -21,8 +21,8 @@ section of Table 16 belongs to dataset construction and is left out of evaluatio
 
 Each prompt is an *instruction* (what an evolved prompt replaces, see `evolve.py`) followed by
 the task and the answer format, which stay fixed so that code extraction keeps working whatever
-the instruction says. No fenced block appears in any prompt: the scripted solver echoes the
-first fenced block it sees, and there must be none to echo.
+the instruction says. The templates hold no fenced block; a task's question may (the Combo
+questions show the signature in one).
 """
 
 from __future__ import annotations
