@@ -21,8 +21,8 @@ from forkingpaths.core.reproduce import (
     ReproResult,
     ReproRun,
     ResultRow,
-    ResultTable,
     RunView,
+    as_number,
 )
 
 log = logging.getLogger(__name__)
@@ -277,14 +277,7 @@ def table3(
     notes.append(_evorepe_note(runs, ctx))
     embedding = runs["vanilla"].metrics.get("embedding") or "unknown"
     notes.append(f"Novelty's embedding here: {embedding} (the paper's: CodeXEmbed).")
-    table = ResultTable(
-        title=f"{published.table}: {published.title}",
-        columns=list(published.columns),
-        rows=rows,
-        published_model=model,
-        notes=notes,
-    )
-    return ReproResult(tables=[table])
+    return ReproResult(tables=[published.beside(rows, model, notes)])
 
 
 def _evolved_note(row: Evolved, run: RunView, ctx: ReproContext) -> str:
@@ -316,9 +309,8 @@ def _evorepe_note(runs: Mapping[str, RunView], ctx: ReproContext) -> str:
 
 
 def _scaled(value: object, key: str) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) * (100.0 if key in PERCENT else 1.0)
+    number = as_number(value)
+    return None if number is None else number * (100.0 if key in PERCENT else 1.0)
 
 
 def reproductions(instance_ids: InstanceIds) -> list[Reproduction]:

@@ -24,8 +24,8 @@ from forkingpaths.core.reproduce import (
     ReproResult,
     ReproRun,
     ResultRow,
-    ResultTable,
     RunView,
+    as_number,
 )
 
 PAPER = "eeb"
@@ -240,9 +240,9 @@ def published_model(published: PublishedTable, ctx: ReproContext) -> str:
 def _scaled(values: Mapping[str, Any], percent: Sequence[str]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        out[key] = float(value) * (100.0 if key in percent else 1.0)
+        number = as_number(value)
+        if number is not None:
+            out[key] = number * (100.0 if key in percent else 1.0)
     return out
 
 
@@ -272,7 +272,7 @@ def _models_table(group: str, percent: Sequence[str], *, table4: bool = False) -
         model = published_model(published, ctx)
         ours = _group(runs["base"], group, percent)
         columns = list(published.columns)
-        printed = {c.key: published.value(model, "", c.key) for c in published.columns}
+        printed = published.values_of(model, "")
         if table4:
             columns.append(TABLE4_SCORE)
             ours[TABLE4_SCORE.key] = _table4_score(runs["base"])
@@ -284,13 +284,8 @@ def _models_table(group: str, percent: Sequence[str], *, table4: bool = False) -
             *_levels_note(ctx, {kind: _episodes(runs["base"], group)}),
         ]
         row = ResultRow(label=ctx.model or "ours", ours=ours, published=printed)
-        table = ResultTable(
-            title=f"{published.table}: {published.title}",
-            columns=columns,
-            rows=[row],
-            published_model=model,
-            notes=notes,
-        )
+        table = published.beside([row], model, notes)
+        table.columns = columns
         return ReproResult(tables=[table])
 
     return compute
@@ -327,19 +322,14 @@ def _table6(
             "match2_score": match2.get("A.Score"),
             "match2_rms": match2.get("R/M.S"),
         }
-        printed = {c.key: published.value(model, method, c.key) for c in published.columns}
-        rows.append(ResultRow(label=method, ours=ours, published=printed))
+        rows.append(
+            ResultRow(label=method, ours=ours, published=published.values_of(model, method))
+        )
     played = {
         "maze": _episodes(runs["maze-base"], "maze-all"),
         "match-2 board": _episodes(runs["match2-base"], "match2-all"),
     }
-    table = ResultTable(
-        title=f"{published.table}: {published.title}",
-        columns=list(published.columns),
-        rows=rows,
-        published_model=model,
-        notes=[*published.notes, *_levels_note(ctx, played)],
-    )
+    table = published.beside(rows, model, [*published.notes, *_levels_note(ctx, played)])
     return ReproResult(tables=[table], notes=_learning_notes(ctx))
 
 
@@ -371,19 +361,14 @@ def _table7(
             "score": got.get("A.Score"),
             "steps": steps,
         }
-        printed = {c.key: published.value(model, method, c.key) for c in published.columns}
-        rows.append(ResultRow(label=method, ours=ours, published=printed))
+        rows.append(
+            ResultRow(label=method, ours=ours, published=published.values_of(model, method))
+        )
     played = {
         "maze": _episodes(runs["maze-eeb"], "maze-all"),
         "match-2 board": _episodes(runs["match2-eeb"], "match2-all"),
     }
-    table = ResultTable(
-        title=f"{published.table}: {published.title}",
-        columns=list(published.columns),
-        rows=rows,
-        published_model=model,
-        notes=[*published.notes, *_levels_note(ctx, played)],
-    )
+    table = published.beside(rows, model, [*published.notes, *_levels_note(ctx, played)])
     return ReproResult(tables=[table])
 
 

@@ -19,6 +19,7 @@ from forkingpaths.core.reproduce import (
     ResultRow,
     ResultTable,
     RunView,
+    as_number,
     metric_table,
 )
 from forkingpaths.runner.rundir import RunDirectory
@@ -135,7 +136,7 @@ def agreement_compute(
     rows = []
     for row in agreement_table(pairs):
         label = str(row["Criterion"])
-        ours = {key: _number(row[name]) for key, name in columns.items()}
+        ours = {key: as_number(row[name]) for key, name in columns.items()}
         printed = {key: published.value("", label, key) for key in columns} if published else {}
         rows.append(ResultRow(label=label, ours=ours, published=printed))
     notes = list(published.notes) if published else []
@@ -163,26 +164,12 @@ def aut_compute(
     model = published.match_model(ctx.compare_to)
     rows = []
     for label in ("Originality", "Elaboration"):
-        base = _number(runs["base"].metrics.get(label.lower()))
-        redna = _number(runs["redna"].metrics.get(label.lower()))
+        base = as_number(runs["base"].metrics.get(label.lower()))
+        redna = as_number(runs["redna"].metrics.get(label.lower()))
         delta = None if base is None or redna is None else redna - base
         ours = {"base": base, "redna": redna, "delta": delta}
-        printed = {c.key: published.value(model, label, c.key) for c in published.columns}
-        rows.append(ResultRow(label=label, ours=ours, published=printed))
-    table = ResultTable(
-        title=f"{published.table}: {published.title}",
-        columns=list(published.columns),
-        rows=rows,
-        published_model=model,
-        notes=list(published.notes),
-    )
-    return ReproResult(tables=[table])
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+        rows.append(ResultRow(label=label, ours=ours, published=published.values_of(model, label)))
+    return ReproResult(tables=[published.beside(rows, model)])
 
 
 def aut_runs(ctx: ReproContext) -> list[ReproRun]:

@@ -22,7 +22,6 @@ from forkingpaths.core.reproduce import (
     ReproResult,
     ReproRun,
     ResultRow,
-    ResultTable,
     RunView,
     metric_table,
 )
@@ -164,8 +163,7 @@ def compute_table2(
         for category in CATEGORIES:
             ours[category] = scores[category]
             ours[f"{category}_reduce"] = human.reduce(category, scores[category])
-        printed = {c.key: published.value(model, label, c.key) for c in published.columns}
-        rows.append(ResultRow(label=label, ours=ours, published=printed))
+        rows.append(ResultRow(label=label, ours=ours, published=published.values_of(model, label)))
     rows.append(
         ResultRow(
             label=HUMAN_ROW,
@@ -179,14 +177,7 @@ def compute_table2(
     if human.puzzles:
         counted = ", ".join(f"{c} {n}" for c, n in human.puzzles.items())
         notes.append(f"Human baseline averaged over puzzles: {counted}")
-    table = ResultTable(
-        title=f"{published.table}: {published.title}",
-        columns=list(published.columns),
-        rows=rows,
-        published_model=model,
-        notes=notes,
-    )
-    return ReproResult(tables=[table])
+    return ReproResult(tables=[published.beside(rows, model, notes)])
 
 
 def reproductions() -> list[Reproduction]:
