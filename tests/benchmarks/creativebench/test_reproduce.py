@@ -13,10 +13,12 @@ from forkingpaths.benchmarks.creativebench.agents.solver import prompt_digest, r
 from forkingpaths.benchmarks.creativebench.agents.steered import file_digest
 from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark
 from forkingpaths.benchmarks.creativebench.reproduce import (
+    AVERAGED,
     EVOLVED,
     EVOREPE_LABELS,
     EVOREPE_MISSING,
     EVOREPE_OFFLINE,
+    averaging_note,
     missing_note,
 )
 from forkingpaths.core.errors import ConfigError
@@ -67,7 +69,7 @@ def test_table3_without_inputs_runs_vanilla_and_says_which_input_fills_each_row(
     outcome = run_reproduction(
         KEY, model="scripted", compare_to="Gemini-2.5-Flash-Lite", limit=2, runs_dir=tmp_path
     )
-    (table,) = outcome.result.tables
+    table, release = outcome.result.tables
     published = load_published(PUBLISHED)
     assert table.published_model == "Gemini-2.5-Flash-Lite"
     assert [r.label for r in table.rows] == ["Vanilla Prompt", "AlphaEvolve", "GEPA"]
@@ -98,6 +100,27 @@ def test_table3_without_inputs_runs_vanilla_and_says_which_input_fills_each_row(
     assert "Novelty's embedding here: ast-tfidf-calibrated (the paper's: CodeXEmbed)." in (
         table.notes
     )
+    # The main table follows the paper's averaging (Eq. 4: constrained levels only) and says
+    # so; the second re-scores the same records as the release's eval_explore.py does (every
+    # row, level 0 with novelty 0): 3 of run-length-encode's 4 levels carry novelty, so Novelty
+    # and Creativity are 3/4 of the paper's, Pass@1 and Combo unchanged.
+    assert averaging_note("paper", "release") in table.notes
+    assert "eval_explore.py:119,147-148" in averaging_note("paper", "release")
+    assert release.published_model == "Gemini-2.5-Flash-Lite"
+    assert [c.key for c in release.columns] == list(AVERAGED)
+    (rescored,) = release.rows
+    assert rescored.label == "Vanilla Prompt"
+    assert rescored.published == {
+        k: published_values(published, "Gemini-2.5-Flash-Lite", "Vanilla Prompt")[k]
+        for k in AVERAGED
+    }
+    assert round(rescored.ours["explore_novelty"] or 0.0, 4) == 0.6892
+    assert round(rescored.ours["explore_creativity"] or 0.0, 4) == 0.5002
+    for key in ("explore_novelty", "explore_creativity"):
+        assert rescored.ours[key] == pytest.approx(0.75 * (vanilla.ours[key] or 0.0))
+        assert rescored.ours[f"{key}_std"] == pytest.approx(
+            0.75 * (vanilla.ours[f"{key}_std"] or 0)
+        )
     # A vector under --model scripted: nothing to steer, the EvoRePE rows stay the paper's
     # (and the vanilla run resumes: same spec, same directory).
     vector = tmp_path / "v.pt"
@@ -105,7 +128,7 @@ def test_table3_without_inputs_runs_vanilla_and_says_which_input_fills_each_row(
     again = run_reproduction(
         KEY, model="scripted", limit=2, inputs={"evorepe_vector": vector}, runs_dir=tmp_path
     )
-    (table,) = again.result.tables
+    table, _release = again.result.tables
     assert list(again.runs) == ["vanilla"] and again.runs["vanilla"] == outcome.runs["vanilla"]
     assert EVOREPE_OFFLINE in table.notes and EVOREPE_MISSING not in table.notes
     for label in EVOREPE_LABELS.values():
@@ -153,9 +176,12 @@ def test_evolved_prompts_given_as_inputs_fill_their_rows(
         inputs={"alphaevolve_prompt": island, "gepa_prompt": gepa},
         runs_dir=tmp_path / "runs",
     )
-    (table,) = outcome.result.tables
+    table, release = outcome.result.tables
     published = load_published(PUBLISHED)
     assert table.published_model == "Qwen2.5-7B-Instruct"
+    # --limit 1 plays no Explore problem: the re-scored Explore cells are empty.
+    assert [r.label for r in release.rows] == ["Vanilla Prompt", "AlphaEvolve", "GEPA"]
+    assert {v for r in release.rows for v in r.ours.values()} == {None}
     labels = [r.label for r in table.rows]
     assert labels == [r.method for r in published.rows if r.model == "Qwen2.5-7B-Instruct"]
     rows = {r.label: r for r in table.rows}

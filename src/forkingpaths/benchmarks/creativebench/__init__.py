@@ -23,6 +23,8 @@ against is `docs/dev/creativebench.md`. Where each part of the paper lives:
 - §4.2 constraint compliance, App. B.1 (the judge of Table 10) and App. N (Table 21):
   `constraints.py` (the static AST checker and the LLM judge), `constraint_judge_prompts.py`,
   `judge_scripted.py` (the scripted judge).
+- Table 3's cells from the records (Eq. 2 and 4 averaged per trial, then over trials), under
+  the paper's averaging or the release's eval_explore.py (`explore_averaging`): `averaging.py`.
 - §4.2 Creativity, Eq. 2; App. E.1 (paired t-test and confidence interval); App. F (the
   robustness stress test): `metrics.py`.
 - §4.1 and App. M, K, Table 19 (the solvers): `agents/`, the evaluation solver (App. M Table 20

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -13,8 +12,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from forkingpaths.benchmarks.creativebench import metrics
 from forkingpaths.benchmarks.creativebench.agents.solver import CreativeSolver
+from forkingpaths.benchmarks.creativebench.averaging import (
+    RELEASE_SCRIPT,
+    Averaging,
+    count,
+    rows,
+    subset_summary,
+)
+from forkingpaths.benchmarks.creativebench.averaging import cells as _cells
 from forkingpaths.benchmarks.creativebench.env import (
     DEFAULT_EMBEDDING,
     DEFAULT_TIMEOUT_S,
@@ -102,6 +108,14 @@ class CreativeBenchOptions(BaseModel):
         description="sandbox pool size, a positive integer (default: one per core)",
     )
     """Warm sandbox workers; jobs of concurrent episodes run in parallel across them."""
+    explore_averaging: Averaging = Field(
+        default="paper",
+        description="how Explore Novelty and Creativity average: paper (default; Eq. 4: "
+        "constrained levels only, level 0 is the baseline) or release (the release's "
+        f"{RELEASE_SCRIPT}:119,147-148: every row, level 0 counted with novelty 0)",
+    )
+    """Only scoring reads it (`averaging.rows`): `forkingpaths report RUN` re-scores a run under
+    its spec's value. Pass@1 (every row) and Combo are the same under both."""
 
     @field_validator("sandbox_python")
     @classmethod
@@ -148,14 +162,16 @@ class CreativeBenchmark(Benchmark):
     agent), the static checker decides alone. The metrics record the judge's name, or "none"
     (always for Combo episodes: they have no constraint to judge).
     Creativity = mean of Quality x Novelty (Eq. 2). Level 0 rows count for Pass@1 but not for
-    Novelty or Creativity (they are the baseline).
+    Novelty or Creativity (they are the baseline; Eq. 4 defines novelty for constrained levels
+    only); `explore_averaging=release` counts them with novelty 0 instead, as the release's
+    evaluation/exploration/eval_explore.py does (lines 119, 147-148; `averaging`).
 
     Metrics per subset (`combo_...`, `explore_...`): `pass_at_1`, `novelty`, `creativity` (with
     `_std` over trials), `novelty_passed` (novelty over the rows of Quality 1 only), `no_code`
     (rows whose answer holds no Python the parser accepts: empty, prose, broken code),
     `reference_baselines` (Explore rows whose novelty baseline is a reference solution), `rows`,
-    `trials`; `judge` run-wide. `creativebench ttest RUN_A RUN_B` compares two runs per trial
-    (App. E.1).
+    `trials`; `judge` and `explore_averaging` run-wide. `creativebench ttest RUN_A RUN_B`
+    compares two runs per trial (App. E.1).
 
     Paper settings (App. B.2): temperature 0.1, top-p 1.0, three trials with seeds 42, 43, 44,
     the mean reported: `forkingpaths run creativebench --split all --agent vanilla --model M
@@ -166,7 +182,10 @@ class CreativeBenchmark(Benchmark):
     Options (`CreativeBenchOptions`): `tasks` (a JSONL file in the paper's release format
     replacing the built-in set of that subset), `embedding`, `embedding_base_url`, `timeout`
     (sandbox seconds per execution, default 10; the release's sandbox 30), `memory_mb` (default
-    2048), `sandbox_python` (the interpreter programs run under), `workers` (sandbox pool size).
+    2048), `sandbox_python` (the interpreter programs run under), `workers` (sandbox pool size),
+    `explore_averaging` (`paper`, default, or `release`: Explore Novelty/Creativity as the
+    release's evaluation script averages them; scoring only, so `forkingpaths report RUN`
+    applies it to recorded runs).
 
     The protocol of an episode is its env (`env.CreativeEnv`): the solver's answer is the
     action, the env runs it in the benchmark's sandbox pool (`env.Services`, released by
@@ -262,6 +281,7 @@ class CreativeBenchmark(Benchmark):
             "isolation": MetricSpec("sandbox isolation", "none"),
             "judge": MetricSpec("constraint judge", "none"),
             "embedding": MetricSpec("novelty embedding", "none"),
+            "explore_averaging": MetricSpec("Explore novelty averaging", "none"),
         }
     )
     Options = CreativeBenchOptions
@@ -383,13 +403,13 @@ class CreativeBenchmark(Benchmark):
     # ---- metrics ----
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
-        rows = _rows(record)
+        scored = rows(record, self.config.explore_averaging)
         return {
             "subset": record.initial_info.get("subset"),
-            **_cells(rows),
+            **_cells(scored),
             "judge": record.initial_info.get("judge") or NO_JUDGE,
-            "rows": len(rows),
-            "verdicts": dict(_count(r["verdict"] for r in rows)),
+            "rows": len(scored),
+            "verdicts": dict(count(r["verdict"] for r in scored)),
         }
 
     def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
@@ -400,7 +420,7 @@ class CreativeBenchmark(Benchmark):
             subset_records = [r for r in ok if r.initial_info.get("subset") == subset]
             if not subset_records:
                 continue
-            summary = _subset_summary(subset_records)
+            summary = subset_summary(subset_records, self.config.explore_averaging)
             for key, value in summary.items():
                 out[f"{subset}_{key}"] = value
             groups[subset] = summary
@@ -412,83 +432,12 @@ class CreativeBenchmark(Benchmark):
         # Novelty's scale depends on the backend: every metrics file names it.
         embeddings = {str(r.initial_info.get("embedding") or "none") for r in records}
         out["embedding"] = ", ".join(sorted(embeddings)) or None
+        out["explore_averaging"] = self.config.explore_averaging
         out["by_group"] = groups
         return out
 
 
-# ---- aggregates ----
-
-
-def _rows(record: EpisodeRecord) -> list[dict[str, Any]]:
-    """Per-row quality/novelty: Combo one row; Explore one per level (level 0: no novelty)."""
-    return [
-        {
-            "quality": float(s.info.get("quality", 0.0)),
-            "novelty": s.info.get("novelty"),
-            "verdict": s.info.get("verdict"),
-            "no_code": bool(s.info.get("no_code", False)),
-            "reference_baseline": str(s.info.get("baseline", "")).startswith("reference"),
-        }
-        for s in record.steps
-        if "verdict" in s.info
-    ]
-
-
-def _count(values: Any) -> dict[str, int]:
-    out: dict[str, int] = defaultdict(int)
-    for value in values:
-        out[str(value)] += 1
-    return out
-
-
-def _cells(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Pass@1, Novelty, Creativity (Eq. 2) and Novelty of the passed rows over some rows, with
-    `metrics.quality`'s values and `metrics.creativity`; None where no row counts; and the
-    `no_code` and `reference_baselines` counts."""
-    scored = [r for r in rows if r["novelty"] is not None]
-    passed = [r for r in scored if r["quality"] == 1.0]
-    return {
-        "pass_at_1": metrics.mean_std([r["quality"] for r in rows])[0] if rows else None,
-        "novelty": metrics.mean_std([r["novelty"] for r in scored])[0] if scored else None,
-        "creativity": metrics.creativity(
-            [r["quality"] for r in scored], [r["novelty"] for r in scored]
-        )
-        if scored
-        else None,
-        "novelty_passed": metrics.mean_std([r["novelty"] for r in passed])[0] if passed else None,
-        "no_code": sum(r["no_code"] for r in rows),
-        "reference_baselines": sum(r["reference_baseline"] for r in rows),
-    }
-
-
-TRIAL_METRICS = ("pass_at_1", "novelty", "creativity", "novelty_passed")
-"""Per-trial cells averaged over trials (with a sample std when there are several)."""
-
-
-def trial_cells(records: list[EpisodeRecord]) -> dict[int, dict[str, Any]]:
-    """`_cells` of one subset's records per trial (the per-seed scores App. E.1 pairs)."""
-    by_trial: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_trial[record.trial] += _rows(record)
-    return {trial: _cells(rows) for trial, rows in sorted(by_trial.items())}
-
-
-def _subset_summary(records: list[EpisodeRecord]) -> dict[str, Any]:
-    """Table 3 cells for one subset: row means per trial; the mean over trials, and with
-    several trials their sample standard deviation (`metrics.mean_std`)."""
-    per_trial = list(trial_cells(records).values())
-    out: dict[str, Any] = {}
-    for key in TRIAL_METRICS:
-        values = [c[key] for c in per_trial if c[key] is not None]
-        mean, std = metrics.mean_std(values)
-        out[key] = mean if values else None
-        if len(values) > 1:
-            out[f"{key}_std"] = std
-    out["no_code"] = sum(c["no_code"] for c in per_trial)
-    out["reference_baselines"] = sum(c["reference_baselines"] for c in per_trial)
-    out["rows"] = sum(len(_rows(r)) for r in records)
-    out["trials"] = len(per_trial)
-    return out
+# ---- prompt fitness ----
 
 
 async def evaluate_prompt(

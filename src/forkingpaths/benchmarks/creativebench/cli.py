@@ -14,11 +14,8 @@ from typing import Annotated, Any
 import typer
 
 from forkingpaths.benchmarks.creativebench.agents.solver import read_prompt_file
-from forkingpaths.benchmarks.creativebench.benchmark import (
-    CreativeBenchmark,
-    evaluate_prompt,
-    trial_cells,
-)
+from forkingpaths.benchmarks.creativebench.averaging import trial_cells
+from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark, evaluate_prompt
 from forkingpaths.benchmarks.creativebench.construction.combo import run_combo_pipeline
 from forkingpaths.benchmarks.creativebench.construction.explore import run_explore_pipeline
 from forkingpaths.benchmarks.creativebench.env import SUBSETS
