@@ -578,6 +578,7 @@ def test_episode_metrics_of_a_hand_computed_episode() -> None:
         "remaining_hp": 3,
         "kills": 0,
         "barriers": 0,
+        "bonus": 0,
     }
     assert maze_episode_metrics(env.outcome()) == metrics
 

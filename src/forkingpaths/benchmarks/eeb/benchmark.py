@@ -25,7 +25,7 @@ from forkingpaths.benchmarks.eeb.maze_levels import (
     load_maze_split,
 )
 from forkingpaths.benchmarks.eeb.reproduce import reproductions
-from forkingpaths.benchmarks.eeb.scoring import SCORINGS, table4_score
+from forkingpaths.benchmarks.eeb.scoring import SCORINGS, score_variants
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
@@ -106,15 +106,38 @@ class EEBOptions(BaseModel):
     """Maze: `paper` plays the shipped levels (Table 2: 9x9; our wall densities 15/20/25%);
     `release` generates the same level numbers and seeds with the release's sizes (7, 9, 11)
     and its measured wall density (14/13/13%, `RELEASE_WALL_DENSITY`)."""
-    scoring: Literal["paper", "table4"] = Field(
+    rules: Literal["paper", "release"] = Field(
         default="paper",
-        description="maze A.Score: paper (App. B.1 rules) or table4 (inferred from Table 4: no "
-        "life penalty, +500 per kill)",
+        description="maze rules: paper (App. B.1, our choices where it is silent) or release "
+        "(the authors' game code: a wall hit sends you to the start, 2-3 cell moves check only "
+        "the landing cell, A.Explor over non-wall cells, items only on level 3, points for "
+        "items and broken walls)",
     )
-    """Maze: how an episode's score is counted. `paper` is App. B.1's rules as the game plays
-    them. `table4` is the rule INFERRED from Table 4's numbers (the paper never states it):
-    B.1 without the -1000 per life lost, plus 500 per monster killed (`scoring.py`). The game,
-    its rewards and what the agent is told stay B.1's; only the recorded score changes."""
+    """Maze: which rules the game plays (`MazeEnv`, its docstring cites the release's lines).
+    `release` switches the five rules where the paper's text is silent or says otherwise to
+    the release's (src/game/environment.py): a wall hit also sends the agent back to the
+    start; a 2-3 cell move looks only at its landing cell (it jumps walls and skips the
+    cells between); A.Explor divides by the non-wall cells; items and the key work only on
+    level-3 boards; items (+100..+300) and broken walls (+500) pay points. Combined with
+    `levels` (the release's data/levels) it is the release's game on the release's boards;
+    with `geometry=release` the release's game on our boards at the release's sizes. It
+    composes with `scoring`: `scoring=paper` records the game's score as played (B.1, plus
+    the release's item and wall points under this option), `table4` / `release` are formulas
+    on the episode's counts and ignore those points."""
+    scoring: Literal["paper", "table4", "release"] = Field(
+        default="paper",
+        description="maze A.Score: paper (the game's score, App. B.1), table4 (inferred from "
+        "Table 4: no life penalty, +500 per kill) or release (the release's reported score: "
+        "table4 plus 500 per broken wall)",
+    )
+    """Maze: how an episode's score is recorded. `paper` is the score the game kept (App.
+    B.1's rules, with `rules=release` also the release's item and wall points). `table4` is
+    the rule INFERRED from Table 4's numbers (the paper never states it): B.1 without the
+    -1000 per life lost, plus 500 per monster killed. `release` is the formula the release's
+    evaluation script reports as the score (scripts/evaluate_agent.py:588-601, averaged by
+    scripts/analyze_results.py:73): `table4` plus 500 per wall broken. Both are computed from
+    the episode's counts (`scoring.py`). The game, its rewards and what the agent is told do
+    not change; only the recorded score does."""
 
     @model_validator(mode="after")
     def _one_level_source(self) -> EEBOptions:
@@ -135,8 +158,8 @@ class EEBBenchmark(Benchmark):
     `maze-train` = the 30 training mazes Agent-ExpVer learns on; `levels` (a folder of the
     release's files) replaces them all, its training folders (`maze_train`) feeding
     `maze-train` and the rest the others. Options: `EEBOptions` (`full_vision`, `props`,
-    `max_steps`, `maze_size`, `levels`, `geometry`, `scoring`). Metrics: Table 3, per game and
-    level and over all levels.
+    `max_steps`, `maze_size`, `levels`, `geometry`, `rules`, `scoring`). Metrics: Table 3,
+    per game and level and over all levels.
     """
 
     id = "eeb-v1"
@@ -301,6 +324,7 @@ class EEBBenchmark(Benchmark):
             max_steps=self.config.max_steps,
             full_vision=self.config.full_vision,
             props=self.config.props,
+            rules=self.config.rules,
         )
 
     def max_steps(self, instance: Instance) -> int:
@@ -326,8 +350,7 @@ class EEBBenchmark(Benchmark):
         metrics = RECORD_METRICS[game](record)
         if game == "maze":
             metrics["invalid_actions"] = sum(not step.valid for step in record.steps)
-            metrics["score_b1"] = metrics["score"]
-            metrics["score_table4"] = table4_score(metrics)
+            metrics.update(score_variants(metrics))
             metrics["score"] = metrics[f"score_{SCORINGS[self.config.scoring]}"]
         return {"game": game, **label, **metrics}
 

@@ -7,7 +7,12 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from forkingpaths.benchmarks.eeb.match2 import Match2Env, match2_episode_metrics
-from forkingpaths.benchmarks.eeb.maze import DEFAULT_MAX_STEPS, MazeEnv, maze_episode_metrics
+from forkingpaths.benchmarks.eeb.maze import (
+    DEFAULT_MAX_STEPS,
+    MazeEnv,
+    MazeRules,
+    maze_episode_metrics,
+)
 from forkingpaths.core.env import Env
 from forkingpaths.core.records import EpisodeRecord
 
@@ -57,9 +62,10 @@ def game_env(
     max_steps: int = DEFAULT_MAX_STEPS,
     full_vision: bool = False,
     props: bool = True,
+    rules: MazeRules = "paper",
 ) -> Env:
-    """The env of `level` with the eeb benchmark's options (maze step cap and full-vision
-    ablation; match-2 NoProps ablation)."""
+    """The env of `level` with the eeb benchmark's options (maze step cap, full-vision
+    ablation and rules; match-2 NoProps ablation)."""
     if game == "maze":
-        return MazeEnv(level, max_steps=max_steps, full_vision=full_vision)
+        return MazeEnv(level, max_steps=max_steps, full_vision=full_vision, rules=rules)
     return Match2Env(level, props=props)

@@ -6,7 +6,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from forkingpaths.benchmarks.eeb.maze_levels import (
     AGENT,
@@ -37,6 +37,18 @@ VIEW_RADIUS = 1
 """The agent sees the 3x3 square around itself (local observability, §3.1)."""
 MAGNET_RADIUS = 2
 """The magnet reaches the 5x5 square around the agent (App. B.1)."""
+
+MazeRules = Literal["paper", "release"]
+"""`paper`: §3.1/App. B.1 with our decisions where they are silent; `release`: the rules of
+the authors' game code (src/game/environment.py), see `MazeEnv`."""
+MAZE_RULES: tuple[str, ...] = get_args(MazeRules)
+RELEASE_ITEM_POINTS: Mapping[str, int] = {"shovel": 100, "sword": 200, "magnet": 150, "key": 300}
+"""Points the release's game pays per item picked up (environment.py:365-386)."""
+RELEASE_BARRIER_POINTS = 500
+"""Points the release's game pays per wall broken with the shovel (environment.py:347)."""
+RELEASE_ITEM_LEVEL = 3
+"""The release picks items up and locks the goal only in "Level 3" mode (environment.py:363,
+455)."""
 
 DIRECTIONS: tuple[tuple[str, int, int], ...] = (
     ("up", -1, 0),
@@ -111,6 +123,8 @@ class MazeState:
     last_explored: int
     events: tuple[tuple[tuple[str, Any], ...], ...]
     """The last step's events, each as sorted (key, value) pairs."""
+    bonus: int = 0
+    """Points beyond App. B.1's five rules so far (`rules="release"`: items, broken walls)."""
 
 
 class MazeEnv(Env):
@@ -198,12 +212,49 @@ class MazeEnv(Env):
 
     ## Arguments
 
-    `MazeEnv(level, *, max_steps=100, full_vision=False, lives=3)`: a `MazeLevel` from
-    `generate_maze_level`, `load_maze_split`, `load_maze_level` or `MazeLevel.from_json`.
+    `MazeEnv(level, *, max_steps=100, full_vision=False, lives=3, rules="paper")`: a
+    `MazeLevel` from `generate_maze_level`, `load_maze_split`, `load_maze_level` or
+    `MazeLevel.from_json`. `rules` picks the rules below.
+
+    ## Rules: `paper` (default) or `release`
+
+    `rules="paper"` is everything above. `rules="release"` plays five rules the way the
+    authors' released game code (uuu-quant/EvoEmpirBench, src/game/environment.py) plays
+    them where App. B.1 is silent or says something else:
+
+    * Wall hit (B.1 says only "#: Wall (costs life if hit)"; "return to start" is said of
+      monsters only): without a shovel the agent loses a life AND goes back to the start
+      (environment.py:348-354). The step still costs 50 (the release's reported score charges
+      every step, scripts/evaluate_agent.py:600).
+    * Moves of 2-3 cells (B.1: "Move UP (row-1) [1/2/3 steps]", nothing on the cells between):
+      only the landing cell is looked at (environment.py:328-359): cells on the way are not
+      entered (no coins, items, view or monsters there) and walls on the way are jumped. A
+      landing cell off the board spends the step and the agent stays (environment.py:334-336,
+      event `edge`). A locked goal (Level 3, no key) puts the agent on the cell before it
+      along the move (environment.py:455-458; if that cell is a wall it stays where it was,
+      where the release would put it inside the wall).
+    * A.Explor (Table 3: "Explored map percentage") divides the explored cells by the cells
+      that are not walls at the episode's end, at most 100% (environment.py:295-314, the same
+      in scripts/evaluate_agent.py:294-307); `paper` divides by all cells. Walls seen count
+      as explored under both.
+    * Items (Table 2: items only on Hard boards) are picked up, and the key locks the goal,
+      only on level-3 boards (environment.py:363, 455); monsters stay still on level-1 boards
+      (environment.py:168). `paper` follows the board's content whatever its level. The
+      release's own levels put items only on level 3 and monsters only on levels 2-3, so on
+      them this rule changes nothing.
+    * Points beyond B.1's five rules: +100 shovel, +200 sword, +150 magnet, +300 key when
+      picked up (environment.py:365-386), +500 per wall broken (environment.py:347). They are
+      in the step's reward and the score the agent sees (`bonus` in `outcome()` keeps their
+      sum, so `score - bonus` is B.1's). The release's +500 per kill (environment.py:419-424)
+      is not paid: its `_check_monster_collision` (environment.py:187-213) returns False
+      whenever the sword kills, so its game never pays it either.
+
+    Monster movement, the magnet, the sword and the observation stay as above under both
+    (the release's two-phase monster moves are not copied).
 
     ## Version History
 
-    * v1: the rules of §3.1 and App. B.1 with the decisions above.
+    * v1: the rules of §3.1 and App. B.1 with the decisions above; `rules="release"`.
     """
 
     def __init__(
@@ -213,7 +264,10 @@ class MazeEnv(Env):
         max_steps: int = DEFAULT_MAX_STEPS,
         full_vision: bool = False,
         lives: int = START_LIVES,
+        rules: MazeRules = "paper",
     ) -> None:
+        if rules not in MAZE_RULES:
+            raise ConfigError(f"rules must be one of {', '.join(MAZE_RULES)}, got {rules!r}")
         if not isinstance(level, MazeLevel):
             raise ConfigError(f"level must be a MazeLevel, got {type(level).__name__}")
         for name, value in (("max_steps", max_steps), ("lives", lives)):
@@ -225,8 +279,13 @@ class MazeEnv(Env):
         self.max_steps = max_steps
         self.full_vision = full_vision
         self.start_lives = lives
+        self.rules = rules
+        self._release = rules == "release"
         size = level.size
-        self._key_required = "key" in level.items
+        # The release's game knows items and the key only in its "Level 3" mode.
+        self._items_active = not self._release or level.level == RELEASE_ITEM_LEVEL
+        self._key_required = "key" in level.items and self._items_active
+        self._monsters_move = not (self._release and level.level == 1)
         # Everything that depends only on the board is computed once so a step is a handful of
         # set and dict lookups, independent of the board size.
         board = [(r, c) for r in range(size) for c in range(size)]
@@ -250,7 +309,7 @@ class MazeEnv(Env):
                 for _, dr, dc in DIRECTIONS
                 if 0 <= r + dr < size and 0 <= c + dc < size
             )
-        self._static_text = _static_text(level, full_vision, lives)
+        self._static_text = _static_text(level, full_vision, lives, rules)
         width = len(str(size - 1))
         self._cell_width = width
         self._map_header = (
@@ -289,10 +348,13 @@ class MazeEnv(Env):
         self._last_action = number
         self._last_valid = number is not None
         if number is not None:
-            self._move(number)
+            if self._release:
+                self._move_release(number)
+            else:
+                self._move(number)
             if self._magnet and self._lives > 0 and not self._success:
                 self._pull_coins()
-            if self._lives > 0 and not self._success:
+            if self._lives > 0 and not self._success and self._monsters_move:
                 self._move_monsters()
         self._last_reward = self._score - before
         terminated = self._success or self._lives <= 0
@@ -317,6 +379,7 @@ class MazeEnv(Env):
         self._shovel_uses = 0
         self._sword = self._magnet = self._key = False
         self._kills = self._barriers = self._coins_collected = 0
+        self._bonus = 0
         self._success = False
         self._last_action: int | None = None
         self._last_valid = True
@@ -333,10 +396,7 @@ class MazeEnv(Env):
         for cell in ray:
             if cell in self._walls:
                 if self._shovel_uses > 0:
-                    self._walls.discard(cell)
-                    self._shovel_uses -= 1
-                    self._barriers += 1
-                    self._events.append({"event": "barrier", "position": list(cell)})
+                    self._break_wall(cell)
                     self._enter(cell)
                 else:
                     self._events.append({"event": "wall_hit", "position": list(cell)})
@@ -362,13 +422,67 @@ class MazeEnv(Env):
         if len(ray) <= distance:
             self._events.append({"event": "edge", "position": list(self._pos)})
 
+    def _move_release(self, number: int) -> None:
+        """The release's move: only the landing cell counts (environment.py:328-359)."""
+        direction, distance = divmod(number, 3)
+        ray = self._rays[self._pos][direction]
+        if len(ray) <= distance:
+            self._events.append({"event": "edge", "position": list(self._pos)})
+            return
+        cell = ray[distance]
+        if cell in self._walls:
+            if self._shovel_uses > 0:
+                self._break_wall(cell)
+                self._enter(cell)
+            else:
+                self._events.append({"event": "wall_hit", "position": list(cell), "to_start": True})
+                self._lose_life()
+                self._pos = self.level.start
+                self._reveal(self._pos)
+            return
+        if cell == self.level.goal and self._key_required and not self._key:
+            self._events.append({"event": "locked", "position": list(cell)})
+            before = ray[distance - 1] if distance else self._pos
+            if before not in self._walls:
+                self._enter(before)
+            return
+        if cell in self._monsters:
+            if not self._sword:
+                self._events.append({"event": "monster_hit", "position": list(cell)})
+                self._lose_life()
+                self._pos = self.level.start
+                self._reveal(self._pos)
+                return
+            self._kill(cell)
+        self._enter(cell)
+        if cell == self.level.goal:
+            self._success = True
+            self._score += GOAL_REWARD
+            self._events.append({"event": "goal", "position": list(cell)})
+
+    def _break_wall(self, cell: Cell) -> None:
+        self._walls.discard(cell)
+        self._shovel_uses -= 1
+        self._barriers += 1
+        event: dict[str, Any] = {"event": "barrier", "position": list(cell)}
+        if self._release:
+            event["points"] = RELEASE_BARRIER_POINTS
+            self._add_bonus(RELEASE_BARRIER_POINTS)
+        self._events.append(event)
+
+    def _add_bonus(self, points: int) -> None:
+        self._bonus += points
+        self._score += points
+
     def _enter(self, cell: Cell) -> None:
         self._pos = cell
         self._reveal(cell)
         if cell in self._coins:
             self._collect(cell, magnet=False)
-        name = self._items.pop(cell, None)
+        name = self._items.pop(cell, None) if self._items_active else None
         if name is not None:
+            if self._release:
+                self._add_bonus(RELEASE_ITEM_POINTS[name])
             if name == "shovel":
                 self._shovel_uses += SHOVEL_USES
             elif name == "sword":
@@ -377,7 +491,10 @@ class MazeEnv(Env):
                 self._magnet = True
             else:
                 self._key = True
-            self._events.append({"event": "item", "item": name, "position": list(cell)})
+            event: dict[str, Any] = {"event": "item", "item": name, "position": list(cell)}
+            if self._release:
+                event["points"] = RELEASE_ITEM_POINTS[name]
+            self._events.append(event)
             self._refresh(cell)
 
     def _reveal(self, cell: Cell) -> None:
@@ -529,6 +646,7 @@ class MazeEnv(Env):
             last_reward=self._last_reward,
             last_explored=self._last_explored,
             events=tuple(tuple(sorted(e.items())) for e in self._events),
+            bonus=self._bonus,
         )
 
     def restore(self, state: MazeState) -> Observation:
@@ -558,6 +676,7 @@ class MazeEnv(Env):
         self._sword, self._magnet, self._key = state.sword, state.magnet, state.key
         self._kills, self._barriers = state.kills, state.barriers
         self._coins_collected = state.coins_collected
+        self._bonus = state.bonus
         self._success = state.success
         self._rng = random.Random()
         self._rng.setstate(state.rng_state)
@@ -620,11 +739,19 @@ class MazeEnv(Env):
             "lives": self._lives,
             "explored": len(self._explored),
             "cells": self.level.cells,
+            "explorable": self._explorable(),
             "coins_collected": self._coins_collected,
             "coins_total": len(self.level.coins),
             "kills": self._kills,
             "barriers": self._barriers,
+            "bonus": self._bonus,
+            "rules": self.rules,
         }
+
+    def _explorable(self) -> int:
+        """A.Explor's denominator: every cell, or under the release's rules the cells that are
+        not walls now (environment.py:295-314)."""
+        return self.level.cells - len(self._walls) if self._release else self.level.cells
 
     # ---- rendering: pure functions of the state ----
 
@@ -755,9 +882,15 @@ def _event_text(event: Mapping[str, Any], shovel_uses: int, start: Cell) -> str:
         by = "Your magnet pulled in" if event.get("magnet") else "Collected"
         return f"{by} a coin at ({r},{c}) (+{COIN_REWARD})."
     if kind == "wall_hit":
+        if event.get("to_start"):
+            return (
+                f"Hit the wall at ({r},{c}): lost a life (-{LIFE_COST}) and went back to the "
+                f"start ({start[0]},{start[1]})."
+            )
         return f"Hit the wall at ({r},{c}): lost a life (-{LIFE_COST})."
     if kind == "barrier":
-        return f"Your shovel broke the wall at ({r},{c}) ({shovel_uses} uses left)."
+        points = f"+{event['points']}, " if event.get("points") else ""
+        return f"Your shovel broke the wall at ({r},{c}) ({points}{shovel_uses} uses left)."
     if kind == "monster_hit":
         how = "A monster moved onto you" if event.get("monster_moved") else "Touched a monster"
         return (
@@ -767,7 +900,8 @@ def _event_text(event: Mapping[str, Any], shovel_uses: int, start: Cell) -> str:
     if kind == "kill":
         return f"Your sword defeated the monster at ({r},{c})."
     if kind == "item":
-        return f"Picked up the {event['item']} at ({r},{c})."
+        points = f" (+{event['points']})" if event.get("points") else ""
+        return f"Picked up the {event['item']} at ({r},{c}){points}."
     if kind == "locked":
         return f"The goal at ({r},{c}) is locked: collect the key first."
     if kind == "goal":
@@ -781,7 +915,7 @@ class _StaticText:
     tail: str
 
 
-def _static_text(level: MazeLevel, full_vision: bool, lives: int) -> _StaticText:
+def _static_text(level: MazeLevel, full_vision: bool, lives: int, rules: str) -> _StaticText:
     """The parts of the observation that depend only on the board, computed once per env."""
     legend = [
         f"{AGENT} = you",
@@ -802,33 +936,52 @@ def _static_text(level: MazeLevel, full_vision: bool, lives: int) -> _StaticText
         )
         if level.monsters:
             view += " Monsters are shown only while they are next to you."
+    release = rules == "release"
     stoppers = "a wall, a monster or the map edge" if level.monsters else "a wall or the map edge"
-    rules = [
-        view,
-        "Moving into a wall (#) costs a life; you stop in front of it.",
-        f"A move of 2 or 3 steps passes over every cell on the way and ends early at {stoppers}.",
-    ]
+    if release:
+        moves = [
+            "Moving into a wall (#) costs a life and sends you back to the start.",
+            "A move of 2 or 3 steps jumps straight to its last cell: only that cell counts "
+            "(cells on the way, walls included, are skipped); a move off the map leaves you "
+            "where you are.",
+        ]
+    else:
+        moves = [
+            "Moving into a wall (#) costs a life; you stop in front of it.",
+            f"A move of 2 or 3 steps passes over every cell on the way and ends early at "
+            f"{stoppers}.",
+        ]
+    with_items = bool(level.items) and (not release or level.level == RELEASE_ITEM_LEVEL)
+    rules_text = [view, *moves]
     if level.monsters:
-        rules.append(
+        rules_text.append(
             "Monsters (M) move one cell at random after each of your moves. Touching one costs a "
             "life and sends you back to the start."
         )
-    if "key" in level.items:
-        rules.append("You must collect the key (K) before you can enter the goal.")
-    if "shovel" in level.items:
-        rules.append(
+    if with_items and "key" in level.items:
+        rules_text.append("You must collect the key (K) before you can enter the goal.")
+    if with_items and "shovel" in level.items:
+        rules_text.append(
             f"With the shovel (T) moving into a wall breaks it instead of costing a life "
             f"({SHOVEL_USES} uses)."
         )
-    if "sword" in level.items:
-        rules.append("With the sword (W) touching a monster defeats it instead of costing a life.")
-    if "magnet" in level.items:
-        rules.append("With the magnet (N) you collect every coin in the 5x5 area around you.")
-    rules.append(
+    if with_items and "sword" in level.items:
+        rules_text.append(
+            "With the sword (W) touching a monster defeats it instead of costing a life."
+        )
+    if with_items and "magnet" in level.items:
+        rules_text.append("With the magnet (N) you collect every coin in the 5x5 area around you.")
+    rules_text.append(
         f"You have {lives} lives at the start; the game ends at the goal, when no lives "
         "are left, or when the step limit is reached."
     )
     actions = "\n".join(f"- {i}: {label}" for i, label in enumerate(ACTION_LABELS))
+    extra = ""
+    if release and with_items:
+        picked = ", ".join(f"{name} +{RELEASE_ITEM_POINTS[name]}" for name in level.items)
+        extra = f"- Item picked up: {picked} points\n"
+        if "shovel" in level.items:
+            extra += f"- Wall broken with the shovel: +{RELEASE_BARRIER_POINTS} points\n"
     tail = (
         "Available actions:\n"
         f"{actions}\n"
@@ -838,7 +991,10 @@ def _static_text(level: MazeLevel, full_vision: bool, lives: int) -> _StaticText
         f"- Step taken: -{STEP_COST} points\n"
         f"- Life lost: -{LIFE_COST} points\n"
         f"- Goal reached: +{GOAL_REWARD} points\n"
-        "Rules:\n" + "\n".join(f"- {rule}" for rule in rules) + "\n"
+        + extra
+        + "Rules:\n"
+        + "\n".join(f"- {rule}" for rule in rules_text)
+        + "\n"
         'Answer with "Action: N" where N is an action number from 0 to 11.'
     )
     return _StaticText(legend="Legend: " + ", ".join(legend), tail=tail)
@@ -861,9 +1017,11 @@ METRIC_KEYS: tuple[str, ...] = (
 def maze_episode_metrics(outcome: Mapping[str, Any]) -> dict[str, Any]:
     """One episode's Table 3 quantities from its final `Step.info` (or `MazeEnv.outcome()`).
 
-    Returns success (bool), score, steps, explored_pct (explored cells / all cells, 0-100),
-    gold_ratio (coins collected / coins on the board, 0-1; 0 for a board without coins),
-    remaining_hp (lives left), kills and barriers.
+    Returns success (bool), score, steps, explored_pct (explored cells / `explorable`, at
+    most 100: all cells, or the non-wall cells under `rules="release"`; all cells for an
+    outcome without the key), gold_ratio (coins collected / coins on the board, 0-1; 0 for a
+    board without coins), remaining_hp (lives left), kills, barriers and bonus (points beyond
+    B.1's rules; 0 when absent).
     """
     needed = ("t", "success", "score", "lives", "explored", "cells", "coins_collected")
     missing = [k for k in (*needed, "coins_total", "kills", "barriers") if k not in outcome]
@@ -873,15 +1031,18 @@ def maze_episode_metrics(outcome: Mapping[str, Any]) -> dict[str, Any]:
             "or MazeEnv.outcome()"
         )
     total = outcome["coins_total"]
+    explorable = outcome.get("explorable", outcome["cells"])
+    explored = min(outcome["explored"], explorable)
     return {
         "success": bool(outcome["success"]),
         "score": outcome["score"],
         "steps": outcome["t"],
-        "explored_pct": 100.0 * outcome["explored"] / outcome["cells"],
+        "explored_pct": 100.0 * explored / explorable if explorable else 0.0,
         "gold_ratio": outcome["coins_collected"] / total if total else 0.0,
         "remaining_hp": outcome["lives"],
         "kills": outcome["kills"],
         "barriers": outcome["barriers"],
+        "bonus": outcome.get("bonus", 0),
     }
 
 

@@ -16,6 +16,12 @@ so the inferred rule is
 
 It is an inference, not a rule the paper states: `scoring=table4` offers it, the default
 stays B.1.
+
+The release's evaluation script reports a score of its own (scripts/evaluate_agent.py:588-601,
+averaged as A.Score by scripts/analyze_results.py:73): B.1 without the life term, +500 per
+kill and +500 per wall broken, i.e. the inferred rule plus 500 per barrier (`scoring=release`).
+Against Table 4 it fits worse than the inferred rule (it overshoots by about 500 x A.Barr;
+`table4_fit`), so the printed table seems to come from a version without the barrier term.
 """
 
 from __future__ import annotations
@@ -36,7 +42,9 @@ from forkingpaths.core.reproduce import PublishedTable
 
 KILL_REWARD = 500
 """Points per monster killed under the inferred Table 4 rule (the release's value)."""
-SCORINGS: Mapping[str, str] = {"paper": "b1", "table4": "table4"}
+BARRIER_REWARD = 500
+"""Points per wall broken in the release's reported score (evaluate_agent.py:597)."""
+SCORINGS: Mapping[str, str] = {"paper": "game", "table4": "table4", "release": "release"}
 """`scoring` option value -> the episode metric (`score_<name>`) that becomes `score`."""
 PAPER_CELLS = 81
 """Table 2's 9x9 board."""
@@ -46,10 +54,31 @@ PAPER_COINS = 5
 
 
 def table4_score(metrics: Mapping[str, Any]) -> int:
-    """An episode's score under the inferred Table 4 rule, from its B.1 `score`, its
-    `remaining_hp` and `kills` (the keys of `maze_episode_metrics`)."""
+    """An episode's score under the inferred Table 4 rule, from its `score`, `bonus` (points
+    beyond B.1, 0 when absent), `remaining_hp` and `kills` (the keys of
+    `maze_episode_metrics`)."""
+    b1 = int(metrics["score"]) - int(metrics.get("bonus", 0))
     lost = START_LIVES - int(metrics["remaining_hp"])
-    return int(metrics["score"]) + LIFE_COST * lost + KILL_REWARD * int(metrics["kills"])
+    return b1 + LIFE_COST * lost + KILL_REWARD * int(metrics["kills"])
+
+
+def release_score(metrics: Mapping[str, Any]) -> int:
+    """An episode's score as the release's evaluation script reports it
+    (scripts/evaluate_agent.py:588-601): the inferred Table 4 rule plus 500 per wall broken."""
+    return table4_score(metrics) + BARRIER_REWARD * int(metrics["barriers"])
+
+
+def score_variants(metrics: Mapping[str, Any]) -> dict[str, int]:
+    """Every recorded score of a maze episode: `score_game` (as the game kept it),
+    `score_b1` (App. B.1's five rules only: the game's score less the release's extra
+    points), `score_table4` and `score_release`."""
+    score = int(metrics["score"])
+    return {
+        "score_game": score,
+        "score_b1": score - int(metrics.get("bonus", 0)),
+        "score_table4": table4_score(metrics),
+        "score_release": release_score(metrics),
+    }
 
 
 @dataclass(frozen=True)
@@ -60,6 +89,11 @@ class FitRow:
     printed: float
     b1: float
     table4: float
+    release: float = 0.0
+    """The release's reported score (`scoring=release`): table4 + 500 per barrier."""
+    release_rules_b1: float = 0.0
+    """The game's score under `rules=release` (B.1 + 500 per barrier), less its item points,
+    which Table 4 gives no column for (at most 750 per level-3 episode): a lower bound."""
 
     @property
     def b1_residual(self) -> float:
@@ -90,7 +124,9 @@ def table4_fit(published: PublishedTable) -> list[FitRow]:
     out = []
     for row in published.rows:
         b1, t4 = row_scores(row.values)
-        out.append(FitRow(row.model, float(row.values["A.Score"] or 0), b1, t4))
+        barriers = BARRIER_REWARD * float(row.values["A.Barr"] or 0)
+        printed = float(row.values["A.Score"] or 0)
+        out.append(FitRow(row.model, printed, b1, t4, t4 + barriers, b1 + barriers))
     return out
 
 
