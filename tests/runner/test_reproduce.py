@@ -24,6 +24,7 @@ from forkingpaths.core.reproduce import (
     metric_table,
 )
 from forkingpaths.models.mockserver import MockServer
+from forkingpaths.report.reproduce import as_sentence
 from forkingpaths.runner import reproduce as reproduce_module
 from forkingpaths.runner.reproduce import (
     estimate_reproduction,
@@ -355,3 +356,17 @@ def test_estimate_prices_the_judge_as_its_model_and_caps_above_expected() -> Non
         _, _, calls, calls_cap, _, usd, usd_cap = row
         assert calls_cap >= calls and usd_cap >= usd, row
     assert any("completion tokens per agent call assumed" in n for n in judged.notes)
+
+
+@pytest.mark.parametrize(
+    ("note", "sentence"),
+    [
+        ("the paper fits 13 models", "The paper fits 13 models."),
+        ("Already a sentence.", "Already a sentence."),
+        ("scripted/griddag-noisy plays offline", "scripted/griddag-noisy plays offline."),
+        ("explore_averaging decides", "explore_averaging decides."),
+        ("Protocol:", "Protocol:"),
+    ],
+)
+def test_notes_read_as_sentences(note: str, sentence: str) -> None:
+    assert as_sentence(note) == sentence

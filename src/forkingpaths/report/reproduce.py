@@ -62,13 +62,17 @@ def result_table(table: ResultTable) -> Table:
                 cells.append(_number(row.difference(column.key), decimals, signed=True))
         rows.append(cells)
     against = f"Published numbers: {table.published_model}." if table.published_model else ""
-    note = " ".join(_sentence(part) for part in [against, *table.notes] if part)
+    note = " ".join(as_sentence(part) for part in [against, *table.notes] if part)
     return Table(title=table.title, header=header, rows=rows, note=note, groups=groups)
 
 
-def _sentence(note: str) -> str:
-    """A note as a sentence, so that notes run on as prose: `a` -> `a.`, `a.` stays."""
+def as_sentence(note: str) -> str:
+    """A note as a sentence, so that notes run on as prose: a capital (unless it opens with a
+    name such as `scripted/x` or `explore_averaging`) and a full stop."""
     note = note.strip()
+    first = note.split(" ", 1)[0]
+    if note[:1].islower() and not any(c in first for c in "/_-.=:"):
+        note = note[0].upper() + note[1:]
     return note if note.endswith((".", "!", "?", ":")) else f"{note}."
 
 
@@ -101,7 +105,8 @@ def write_reproduction_page(
     """`report.html` of a reproduction: its tables, figures and notes, the runs behind it."""
     sections = [result_table(t) for t in result.tables] + extra
     if result.notes:
-        sections.append(Table(title="Notes", header=["note"], rows=[[n] for n in result.notes]))
+        rows = [[as_sentence(n)] for n in result.notes]
+        sections.append(Table(title="Notes", header=["note"], rows=rows))
     plots = [PlotArtifact(title=caption, path=path) for caption, path in result.figures]
     html = render_page(title, out_dir, sections, plots, rebuild=rebuild, recomputed=False)
     path = out_dir / "report.html"

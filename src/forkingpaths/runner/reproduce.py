@@ -29,7 +29,11 @@ from forkingpaths.core.reproduce import (
     ReproRun,
     load_published,
 )
-from forkingpaths.report.reproduce import rich_result_table, write_reproduction_page
+from forkingpaths.report.reproduce import (
+    as_sentence,
+    rich_result_table,
+    write_reproduction_page,
+)
 from forkingpaths.report.tables import Link, Table
 from forkingpaths.runner.estimate import estimate_run
 from forkingpaths.runner.run import RunResult, default_run_id, execute_run
@@ -402,7 +406,7 @@ def print_outcome(console: Console, outcome: ReproOutcome) -> None:
     for caption, path in outcome.result.figures:
         console.print(f"figure: {escape(caption)} -> {path}", highlight=False)
     for note in outcome.result.notes:
-        console.print(f"note: {escape(note)}", highlight=False)
+        console.print(f"note: {escape(as_sentence(note))}", highlight=False)
     console.print(f"report: {outcome.out_dir / 'report.html'}")
 
 
