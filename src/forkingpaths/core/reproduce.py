@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from forkingpaths.core.errors import InvalidFile
+from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.core.records import EpisodeRecord, ModelOptions
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -166,19 +166,30 @@ class PublishedTable(BaseModel):
             notes=list(self.notes if notes is None else notes),
         )
 
-    def match_model(self, wanted: str | None) -> str:
-        """The published model to compare with: `wanted` (as printed, case-insensitive), else
-        the first model the paper lists. Refuses a name the table does not have."""
+    def match_model(self, wanted: str | None, model: str | None = None) -> str:
+        """The published model to set ours against: `wanted` (`--compare-to`, as printed,
+        case-insensitive; a name the table lacks is refused), else the one the user's model id
+        names (`openai/gpt-4.1-2025-04-14` -> `gpt-4.1`: the same name, or the longest printed
+        name it extends at a `-`), else the first model the paper lists."""
         models = self.models()
-        if wanted is None:
-            return models[0]
-        for name in models:
-            if name.lower() == wanted.lower():
-                return name
-        raise InvalidFile(
-            f"--compare-to: {self.paper} {self.table} has no model {wanted!r}; "
-            f"it has {', '.join(repr(m) for m in models)}"
-        )
+        if wanted is not None:
+            for name in models:
+                if name.lower() == wanted.lower():
+                    return name
+            raise ConfigError(
+                f"--compare-to: {self.paper} {self.table} has no model {wanted!r}; "
+                f"it has {', '.join(repr(m) for m in models)}"
+            )
+        if model:
+            own = model.rsplit("/", 1)[-1].lower()
+            extended = [
+                name
+                for name in models
+                if name and (own == name.lower() or own.startswith(name.lower() + "-"))
+            ]
+            if extended:
+                return max(extended, key=len)
+        return models[0]
 
 
 def load_published(path: Path) -> PublishedTable:
@@ -189,10 +200,14 @@ def load_published(path: Path) -> PublishedTable:
     except (OSError, yaml.YAMLError, ValidationError) as exc:
         raise InvalidFile(f"{path}: not a published table ({str(exc).splitlines()[0]})") from None
     keys = {c.key for c in table.columns}
+    seen: set[tuple[str, str]] = set()
     for row in table.rows:
         unknown = sorted(set(row.values) - keys)
         if unknown:
             raise InvalidFile(f"{path}: row {row.model}/{row.method} has unknown columns {unknown}")
+        if (row.model, row.method) in seen:
+            raise InvalidFile(f"{path}: row {row.model}/{row.method} is printed twice")
+        seen.add((row.model, row.method))
     return table
 
 
@@ -281,8 +296,14 @@ def metric_table(
         if published is None:
             raise ValueError("metric_table needs a published table for its columns")
         model = (
-            published.match_model(ctx.compare_to) if any(r.model for r in published.rows) else ""
+            published.match_model(ctx.compare_to, ctx.model)
+            if any(r.model for r in published.rows)
+            else ""
         )
+        printed_methods = {r.method for r in published.rows}
+        unknown = [label for label, _ in rows if label not in printed_methods]
+        if unknown:
+            raise ValueError(f"{published.table} prints no row {unknown}: fix the reproduction")
         result_rows = []
         for label, run_key in rows:
             metrics = runs[run_key].metrics
@@ -302,7 +323,7 @@ def as_number(value: Any) -> float | None:
     flag, a text)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    return float(value) if math.isfinite(value) else None
 
 
 def _scaled(value: Any, factor: float) -> float | None:

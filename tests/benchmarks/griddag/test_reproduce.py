@@ -12,7 +12,7 @@ import pytest
 from forkingpaths.benchmarks.griddag import figures, plots
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
 from forkingpaths.benchmarks.griddag.reproduce import OFFLINE_NOTE, _example
-from forkingpaths.core.errors import InvalidFile
+from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.reproduce import ReproContext, ResultTable, load_published
 from forkingpaths.runner.reproduce import (
     ReproOutcome,
@@ -117,7 +117,7 @@ def test_table2_offline(runs_dir: Path) -> None:
 
 
 def test_unknown_compare_to_is_refused_in_one_line(runs_dir: Path) -> None:
-    with pytest.raises(InvalidFile, match="has no model 'GPT-5'") as info:
+    with pytest.raises(ConfigError, match="has no model 'GPT-5'") as info:
         reproduce("table2", runs_dir, compare_to="GPT-5")
     assert "\n" not in str(info.value)
 
