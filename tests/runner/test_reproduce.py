@@ -16,22 +16,27 @@ from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
 from forkingpaths.core.errors import ConfigError, NameNotFound
 from forkingpaths.core.records import ModelOptions, RoleModel, RunOptions
 from forkingpaths.core.reproduce import (
+    PublishedColumn,
     ReproContext,
     Reproduction,
     ReproResult,
     ReproRun,
+    ResultRow,
+    ResultTable,
     load_published,
     metric_table,
 )
 from forkingpaths.models.mockserver import MockServer
-from forkingpaths.report.reproduce import as_sentence
+from forkingpaths.report.reproduce import as_sentence, result_table
 from forkingpaths.runner import reproduce as reproduce_module
 from forkingpaths.runner.reproduce import (
     estimate_reproduction,
     find_reproduction,
     list_reproductions,
     plan_specs,
+    reproduction_dir,
     run_reproduction,
+    setup_digest,
 )
 from forkingpaths.runner.reproduce import reproduce as reproduce_async
 
@@ -133,8 +138,12 @@ def test_reproduction_runs_the_protocol_and_lays_numbers_beside_the_paper(
     assert "Success (%)" in html and "50.5" in html and "forkingpaths reproduce toy:table9" in html
 
     # The same command again resumes: the runs are the same directories, nothing re-runs.
+    lines = {k: (p / "episodes.jsonl").read_text().count("\n") for k, p in outcome.runs.items()}
     again = run_reproduction("toy:table9", model="scripted", limit=2, runs_dir=toy_paper)
     assert again.runs == outcome.runs
+    assert {k: (p / "episodes.jsonl").read_text().count("\n") for k, p in again.runs.items()} == (
+        lines
+    ), "nothing is played again"
     assert again.result.tables[0].rows[1].ours == table.rows[1].ours
 
 
@@ -174,11 +183,19 @@ def test_cli_prints_the_table_and_lists_reproductions(
         ({"key": "toy:table9", "inputs": {"x": "f.csv"}}, ConfigError, "takes no such input"),
         ({"key": "toy:table10"}, ConfigError, "--input human_scores=PATH"),
         ({"key": "toy:table10", "inputs": {"human_scores": "no.csv"}}, ConfigError, "no such"),
+        ({"key": "toy:table10", "inputs": {"human_scores": ""}}, ConfigError, "give a path"),
+        ({"key": "toy:table9", "roles": {"jduge": RoleModel(model="x")}}, ConfigError, "jduge"),
+        ({"key": "toy:table9", "model": "openai/gpt-4.1"}, ConfigError, "OPENAI_API_KEY"),
     ],
 )
 def test_bad_input_is_refused_before_anything_runs(
-    toy_paper: Path, kwargs: dict, error: type[Exception], needle: str
+    toy_paper: Path,
+    kwargs: dict,
+    error: type[Exception],
+    needle: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     kwargs = {"model": "scripted", **kwargs}
     key = kwargs.pop("key")
     with pytest.raises(error) as caught:
@@ -370,3 +387,30 @@ def test_estimate_prices_the_judge_as_its_model_and_caps_above_expected() -> Non
 )
 def test_notes_read_as_sentences(note: str, sentence: str) -> None:
     assert as_sentence(note) == sentence
+
+
+def test_the_page_rebuild_command_is_the_users_own_shell_quoted(toy_paper: Path) -> None:
+    outcome = run_reproduction(
+        "toy:table9", model="scripted", limit=1, compare_to="gemini", runs_dir=toy_paper
+    )
+    html = (outcome.out_dir / "report.html").read_text()
+    assert (
+        "forkingpaths reproduce toy:table9 --model scripted --compare-to gemini --limit 1" in html
+    )
+
+
+def test_role_models_keep_their_own_page(toy_paper: Path) -> None:
+    assert setup_digest(ModelOptions(), {}) == ""
+    judged = setup_digest(ModelOptions(), {"judge": RoleModel(model="scripted/escape-judge")})
+    ctx = ReproContext(model="scripted")
+    assert reproduction_dir(toy_paper, "toy:table9", ctx) != reproduction_dir(
+        toy_paper, "toy:table9", ctx, judged
+    )
+
+
+def test_a_difference_below_the_printed_precision_is_shown() -> None:
+    column = PublishedColumn(key="x", label="X", decimals=1)
+    table = ResultTable(
+        title="t", columns=[column], rows=[ResultRow("a", {"x": 50.02}, {"x": 50.0})]
+    )
+    assert result_table(table).rows[0] == ["a", "50.0", "50.0", "+0.020"]

@@ -17,6 +17,9 @@ from forkingpaths.core.errors import ConfigError, InvalidFile
 from forkingpaths.core.records import EpisodeRecord, ModelOptions
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
+OFFLINE = "scripted"
+"""The `--model` that plays every run of a reproduction with its scripted stand-ins
+(`ReproRun.offline_model`, `offline_roles`): the whole protocol offline."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,10 @@ class ReproContext:
     """Endpoint of the user's model (`--base-url`, `--api-key-env`), for `prepare`."""
     runs_dir: Path = Path("runs")
     """Where the runs go."""
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
+            raise ConfigError(f"--limit: got {self.limit}; allowed: a positive number of instances")
 
 
 class PublishedColumn(BaseModel):

@@ -37,6 +37,9 @@ def column_decimals(table: ResultTable, column: PublishedColumn) -> int:
 def _number(value: float | None, decimals: int, *, signed: bool = False) -> str:
     if value is None or not math.isfinite(value):
         return MISSING
+    if signed and value != 0 and round(value, decimals) == 0:
+        # A difference too small for the paper's precision is shown, not printed as +0.
+        decimals += 2
     text = f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
     return text.replace("-", "−")
 

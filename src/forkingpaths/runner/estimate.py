@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,7 +154,7 @@ def estimate_run(
                 by_model.setdefault(c.model, []).append(c)
         for name, model_calls in by_model.items():
             tokens = [c.prompt_tokens for c in model_calls]
-            n = max(len(tokens), int(len(tokens) * scale))
+            n = max(len(tokens), math.ceil(len(tokens) * scale))
             first = tokens[0]
             slope = (tokens[-1] - first) / (len(tokens) - 1) if len(tokens) > 1 else 0.0
             bound_prompt = max(sum(tokens), int(n * first + slope * n * (n - 1) / 2))

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from forkingpaths.core.reproduce import (
     ReproRun,
     load_published,
 )
+from forkingpaths.models.factory import check_model_access
 from forkingpaths.report.reproduce import (
     as_sentence,
     rich_result_table,
@@ -36,7 +38,13 @@ from forkingpaths.report.reproduce import (
 )
 from forkingpaths.report.tables import Link, Table
 from forkingpaths.runner.estimate import estimate_run
-from forkingpaths.runner.run import RunResult, default_run_id, execute_run
+from forkingpaths.runner.run import (
+    RunResult,
+    default_run_id,
+    execute_run,
+    validate_spec,
+    with_default_roles,
+)
 from forkingpaths.runner.rundir import load_records
 
 log = logging.getLogger(__name__)
@@ -190,19 +198,48 @@ def plan_specs(
     return specs
 
 
-def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext) -> Path:
-    """`runs/reproduce-mutate-table2-<model>[-limitN][-vs-<published model>][-<inputs digest>]`:
-    one directory per table, model, limit, comparison and set of input files."""
+def setup_digest(model_options: ModelOptions | None, roles: Mapping[str, RoleModel]) -> str:
+    """A short digest of what else the user set (endpoint, role models), '' when nothing:
+    two setups of one table keep apart pages."""
+    options = model_options or ModelOptions()
+    if options == ModelOptions() and not roles:
+        return ""
+    setup = {
+        "model_options": options.model_dump(mode="json"),
+        "roles": {r: m.model_dump(mode="json") for r, m in sorted(roles.items())},
+    }
+    return hashlib.sha256(json.dumps(setup, sort_keys=True).encode()).hexdigest()[:6]
+
+
+def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext, setup: str = "") -> Path:
+    """`runs/reproduce-mutate-table2-<model>[-limitN][-vs-<published model>][-<digest>]`: one
+    directory per table, model, limit, comparison, and set of inputs and role models."""
     model = re.sub(r"[^A-Za-z0-9.]+", "-", ctx.model or "reference").strip("-")
     name = f"reproduce-{key.replace(':', '-')}-{model}"
     if ctx.limit is not None:
         name += f"-limit{ctx.limit}"
     if ctx.compare_to is not None:
         name += "-vs-" + re.sub(r"[^A-Za-z0-9.]+", "-", ctx.compare_to).strip("-").lower()
-    if ctx.inputs:
+    if ctx.inputs or setup:
         given = sorted((n, str(Path(p).resolve())) for n, p in ctx.inputs.items())
-        name += "-" + hashlib.sha256(repr(given).encode()).hexdigest()[:6]
+        name += "-" + hashlib.sha256(repr((given, setup)).encode()).hexdigest()[:6]
     return Path(runs_dir) / name
+
+
+def check_roles(listed: Listed, roles: Mapping[str, RoleModel]) -> None:
+    """A `--role` that no benchmark of the paper has is refused (a typo would leave the judge
+    out after the money is spent)."""
+    if not roles:
+        return
+    known: set[str] = set()
+    for name in PAPERS[listed.reproduction.key.split(":", 1)[0]]:
+        known.update(make_benchmark(name).model_roles)
+    unknown = sorted(set(roles) - known)
+    if unknown:
+        raise ConfigError(
+            f"--role {', '.join(unknown)}: {listed.reproduction.key} has no such role; "
+            f"its runs' roles: {', '.join(sorted(known)) or '(none)'}"
+        )
 
 
 def check_inputs(listed: Listed, inputs: Mapping[str, Path]) -> None:
@@ -215,6 +252,8 @@ def check_inputs(listed: Listed, inputs: Mapping[str, Path]) -> None:
             raise ConfigError(
                 f"--input {name}: {repro.key} takes no such input; it takes: {allowed}"
             )
+        if not str(path).strip() or str(path) == ".":
+            raise ConfigError(f"--input {name}=: give a path ({known[name]})")
         if not Path(path).exists():
             raise ConfigError(f"--input {name}={path}: no such file or folder")
     missing = [n for n in repro.inputs if n not in inputs]
@@ -235,9 +274,11 @@ async def reproduce(
     runs_dir: Path = Path("runs"),
     options: RunOptions | None = None,
 ) -> ReproOutcome:
-    """Run (or resume) every run of a reproduction, then compute and write its tables."""
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit: got {limit}; allowed: a positive number of instances")
+    """Run (or resume) every run of a reproduction, then compute and write its tables.
+
+    Everything the user gave is checked before anything runs: the table, the inputs, the
+    published model, the role names and every model's access (a missing key fails now, not
+    after the first run has spent money)."""
     listed = find_reproduction(key)
     repro = listed.reproduction
     given = {k: Path(v) for k, v in (inputs or {}).items()}
@@ -245,7 +286,13 @@ async def reproduce(
     if compare_to is not None and listed.published is not None:
         listed.published.match_model(compare_to)  # refuse an unknown model before running
     ctx = ReproContext(model=model, compare_to=compare_to, inputs=given, limit=limit)
-    out_dir = reproduction_dir(runs_dir, repro.key, ctx)
+    roles = dict(roles or {})
+    check_roles(listed, roles)
+    if model is not None and model != OFFLINE:
+        check_model_access(model, model_options or ModelOptions())
+    for role in roles.values():
+        check_model_access(role.model, role.options)
+    out_dir = reproduction_dir(runs_dir, repro.key, ctx, setup_digest(model_options, roles))
     ctx = replace(
         ctx, out_dir=out_dir, model_options=model_options or ModelOptions(), runs_dir=runs_dir
     )
@@ -256,13 +303,16 @@ async def reproduce(
         made = await repro.prepare(ctx)
         ctx = replace(ctx, inputs={**made, **given})
     specs = plan_specs(listed, ctx, model_options=model_options, roles=roles)
+    for spec in specs.values():
+        bench = make_benchmark(spec.benchmark, **spec.benchmark_options)
+        validate_spec(with_default_roles(spec, bench), bench)
     options = options or RunOptions()
     budget = options.budget_usd
     spent = 0.0
     exhausted = False
     views: dict[str, FinishedRun] = {}
+    # The specs as the runs recorded them (the benchmark's default roles filled in).
     ran: dict[str, RunSpec] = {}
-    """The specs as the runs recorded them (the benchmark's default roles filled in)."""
     errored: list[RunResult] = []
     for run_key, spec in specs.items():
         run_options = options
@@ -274,7 +324,6 @@ async def reproduce(
         log.info("%s: run %s (%s)", repro.key, run_key, default_run_id(spec))
         result = await execute_run(spec, run_options, runs_dir=runs_dir)
         spent += float(result.metrics.get("usage", {}).get("cost_usd", 0.0))
-        exhausted = exhausted or result.budget_exhausted
         if result.errored:
             errored.append(result)
         summary = result.run_dir.read_metrics().model_dump(mode="json")
@@ -285,6 +334,9 @@ async def reproduce(
             metrics=summary.get("metrics", {}),
             summary=summary,
         )
+        if result.budget_exhausted:
+            exhausted = True
+            break
     out_dir.mkdir(parents=True, exist_ok=True)
     if exhausted:
         computed = ReproResult(notes=["The --budget-usd was spent before every run finished."])
@@ -311,7 +363,7 @@ async def reproduce(
         budget_exhausted=exhausted,
         errored=errored,
     )
-    _write_outcome(outcome, ctx, ran)
+    _write_outcome(outcome, replace(ctx, inputs=given), ran)
     return outcome
 
 
@@ -322,15 +374,17 @@ def run_reproduction(key: str, **kwargs: Any) -> ReproOutcome:
 
 
 def rebuild_command(key: str, ctx: ReproContext) -> str:
-    parts = ["forkingpaths reproduce", key]
+    """The command that rebuilds a reproduction's page: the user's own flags, shell-quoted."""
+    parts = ["forkingpaths", "reproduce", key]
     if ctx.model:
-        parts.append(f"--model {ctx.model}")
+        parts += ["--model", ctx.model]
     if ctx.compare_to:
-        parts.append(f"--compare-to {ctx.compare_to!r}")
-    parts += [f"--input {n}={p}" for n, p in ctx.inputs.items()]
+        parts += ["--compare-to", ctx.compare_to]
+    for name, path in ctx.inputs.items():
+        parts += ["--input", f"{name}={path}"]
     if ctx.limit is not None:
-        parts.append(f"--limit {ctx.limit}")
-    return " ".join(parts)
+        parts += ["--limit", str(ctx.limit)]
+    return shlex.join(parts)
 
 
 def _models_of(spec: RunSpec) -> list[str]:
