@@ -20,7 +20,7 @@ MISSING = "–"
 
 def column_decimals(table: ResultTable, column: PublishedColumn) -> int:
     """Decimals the paper prints in a column (read off its published numbers; at least one,
-    at most three), so our numbers read at the same precision."""
+    at most four), so our numbers read at the same precision."""
     if column.decimals is not None:
         return column.decimals
     most = 1
@@ -31,7 +31,7 @@ def column_decimals(table: ResultTable, column: PublishedColumn) -> int:
         text = repr(float(value))
         if "e" not in text and "." in text:
             most = max(most, len(text.split(".")[1].rstrip("0")))
-    return min(most, 3)
+    return min(most, 4)
 
 
 def _number(value: float | None, decimals: int, *, signed: bool = False) -> str:

@@ -246,6 +246,21 @@ class TurtleSoupBenchmark(Benchmark):
             if split == "all" or p.language == split
         ]
 
+    def sample_instances(self, split: str, n: int) -> list[Instance]:
+        """At most n instances for a smoke test, taken in turn from each category x language
+        (Table 2's cells), so a small sample touches every cell it can."""
+        cells: dict[tuple[str, str], list[Instance]] = {}
+        for instance in self.instances(split):
+            key = (instance.params["category"], instance.params["language"])
+            cells.setdefault(key, []).append(instance)
+        sample: list[Instance] = []
+        queues = list(cells.values())
+        while len(sample) < n and any(queues):
+            for queue in queues:
+                if queue and len(sample) < n:
+                    sample.append(queue.pop(0))
+        return sample
+
     def puzzle(self, instance: Instance) -> Puzzle:
         return self.corpus()[instance.id]
 

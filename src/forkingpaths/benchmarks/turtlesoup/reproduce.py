@@ -164,14 +164,16 @@ def compute_table2(
             ours[category] = scores[category]
             ours[f"{category}_reduce"] = human.reduce(category, scores[category])
         rows.append(ResultRow(label=label, ours=ours, published=published.values_of(model, label)))
+    given = HUMAN_INPUT in ctx.inputs
+    # Our human row is the user's baseline; the paper's own row set beside itself would read
+    # as a measurement that agrees exactly, so it stays blank.
     rows.append(
         ResultRow(
             label=HUMAN_ROW,
-            ours={c: human.categories.get(c) for c in CATEGORIES},
+            ours={c: human.categories.get(c) if given else None for c in CATEGORIES},
             published={c: published.value(HUMAN_ROW, HUMAN_ROW, c) for c in CATEGORIES},
         )
     )
-    given = HUMAN_INPUT in ctx.inputs
     whose = "" if given else "the paper's human row, "
     notes = [*published.notes, corpus_note(ctx), f"Human baseline: {whose}{human.source}"]
     if human.puzzles:
