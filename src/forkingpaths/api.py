@@ -87,6 +87,7 @@ def reproduce(
     compare_to: str | None = None,
     inputs: dict[str, str | Path] | None = None,
     limit: int | None = None,
+    benchmark_options: dict[str, Any] | None = None,
     options: RunOptions | None = None,
     runs_dir: str | Path = "runs",
 ) -> ReproOutcome:
@@ -107,6 +108,7 @@ def reproduce(
         compare_to=compare_to,
         inputs={name: Path(path) for name, path in (inputs or {}).items()},
         limit=limit,
+        benchmark_options=benchmark_options,
         options=options or RunOptions(progress=False),
         runs_dir=Path(runs_dir),
     )

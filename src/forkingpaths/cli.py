@@ -328,6 +328,14 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         limit: Annotated[
             int | None, typer.Option(help="at most N instances per run (a smoke test)")
         ] = None,
+        benchmark_option: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--benchmark-option",
+                "-b",
+                help="KEY=VALUE on every run whose benchmark has it (a deviation switched on)",
+            ),
+        ] = None,
         estimate: Annotated[
             bool, typer.Option("--estimate", help="print calls, tokens and cost; run nothing")
         ] = False,
@@ -413,6 +421,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                 limit=limit,
                 runs_dir=runs_dir,
                 options=options,
+                benchmark_options=parse_options(benchmark_option, "--benchmark-option"),
             )
         )
         print_outcome(console, outcome)

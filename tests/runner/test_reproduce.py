@@ -414,3 +414,23 @@ def test_a_difference_below_the_printed_precision_is_shown() -> None:
         title="t", columns=[column], rows=[ResultRow("a", {"x": 50.02}, {"x": 50.0})]
     )
     assert result_table(table).rows[0] == ["a", "50.0", "50.0", "+0.020"]
+
+
+def test_benchmark_options_switch_a_deviation_on_every_run(toy_paper: Path) -> None:
+    outcome = run_reproduction(
+        "toy:table9",
+        model="scripted",
+        limit=1,
+        benchmark_options={"budget_alpha": 3},
+        runs_dir=toy_paper,
+    )
+    for path in outcome.runs.values():
+        spec = json.loads((path / "spec.json").read_text())
+        assert spec.get("spec", spec)["benchmark_options"] == {"budget_alpha": 3}
+    assert any("budget_alpha=3 (-b)" in note for note in outcome.result.notes)
+    plain = run_reproduction("toy:table9", model="scripted", limit=1, runs_dir=toy_paper)
+    assert plain.out_dir != outcome.out_dir, "a variant keeps its own page"
+    with pytest.raises(ConfigError, match="-b budget_alfa: no benchmark of toy:table9"):
+        run_reproduction(
+            "toy:table9", model="scripted", benchmark_options={"budget_alfa": 3}, runs_dir=toy_paper
+        )

@@ -91,6 +91,9 @@ class ReproContext:
     """Endpoint of the user's model (`--base-url`, `--api-key-env`), for `prepare`."""
     runs_dir: Path = Path("runs")
     """Where the runs go."""
+    benchmark_options: Mapping[str, Any] = field(default_factory=dict)
+    """`-b` options the user set on every run that has them (a deviation switched on, such as
+    EvoEmpirBench's `rules=release`)."""
 
     def __post_init__(self) -> None:
         if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):

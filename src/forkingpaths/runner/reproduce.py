@@ -146,6 +146,7 @@ def plan_specs(
     *,
     model_options: ModelOptions | None = None,
     roles: Mapping[str, RoleModel] | None = None,
+    benchmark_options: Mapping[str, Any] | None = None,
 ) -> dict[str, RunSpec]:
     """The RunSpec of every run of a reproduction: the paper's protocol with the user's model
     (or each run's scripted stand-in under `--model scripted`) and role models."""
@@ -153,7 +154,13 @@ def plan_specs(
     base = model_options or ModelOptions()
     specs: dict[str, RunSpec] = {}
     for run in listed.reproduction.runs(ctx):
-        bench = make_benchmark(run.benchmark or listed.benchmark, **run.benchmark_options)
+        name = run.benchmark or listed.benchmark
+        accepted = make_benchmark(name).Options.model_fields
+        options = {
+            **run.benchmark_options,
+            **{k: v for k, v in (benchmark_options or {}).items() if k in accepted},
+        }
+        bench = make_benchmark(name, **options)
         split = run.split or bench.default_split
         if not run.needs_model:
             model = None
@@ -192,23 +199,28 @@ def plan_specs(
             model_options=base.model_copy(update={"params": params})
             if model and not offline
             else ModelOptions(params=params),
-            benchmark_options=dict(run.benchmark_options),
+            benchmark_options=options,
             roles=run_roles,
         )
     return specs
 
 
-def setup_digest(model_options: ModelOptions | None, roles: Mapping[str, RoleModel]) -> str:
-    """A short digest of what else the user set (endpoint, role models), '' when nothing:
-    two setups of one table keep apart pages."""
+def setup_digest(
+    model_options: ModelOptions | None,
+    roles: Mapping[str, RoleModel],
+    benchmark_options: Mapping[str, Any] | None = None,
+) -> str:
+    """A short digest of what else the user set (endpoint, role models, `-b` options), '' when
+    nothing: two setups of one table keep apart pages."""
     options = model_options or ModelOptions()
-    if options == ModelOptions() and not roles:
+    if options == ModelOptions() and not roles and not benchmark_options:
         return ""
     setup = {
         "model_options": options.model_dump(mode="json"),
         "roles": {r: m.model_dump(mode="json") for r, m in sorted(roles.items())},
+        "benchmark_options": dict(sorted((benchmark_options or {}).items())),
     }
-    return hashlib.sha256(json.dumps(setup, sort_keys=True).encode()).hexdigest()[:6]
+    return hashlib.sha256(json.dumps(setup, sort_keys=True, default=str).encode()).hexdigest()[:6]
 
 
 def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext, setup: str = "") -> Path:
@@ -224,6 +236,21 @@ def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext, setup: str = "
         given = sorted((n, str(Path(p).resolve())) for n, p in ctx.inputs.items())
         name += "-" + hashlib.sha256(repr((given, setup)).encode()).hexdigest()[:6]
     return Path(runs_dir) / name
+
+
+def check_benchmark_options(listed: Listed, options: Mapping[str, Any]) -> None:
+    """A `-b` option that no benchmark of the paper has is refused, naming theirs."""
+    if not options:
+        return
+    accepted: set[str] = set()
+    for name in PAPERS[listed.reproduction.key.split(":", 1)[0]]:
+        accepted.update(make_benchmark(name).Options.model_fields)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"-b {', '.join(unknown)}: no benchmark of {listed.reproduction.key} has such an "
+            f"option; theirs: {', '.join(sorted(accepted))}"
+        )
 
 
 def check_roles(listed: Listed, roles: Mapping[str, RoleModel]) -> None:
@@ -273,6 +300,7 @@ async def reproduce(
     limit: int | None = None,
     runs_dir: Path = Path("runs"),
     options: RunOptions | None = None,
+    benchmark_options: Mapping[str, Any] | None = None,
 ) -> ReproOutcome:
     """Run (or resume) every run of a reproduction, then compute and write its tables.
 
@@ -285,14 +313,24 @@ async def reproduce(
     check_inputs(listed, given)
     if compare_to is not None and listed.published is not None:
         listed.published.match_model(compare_to)  # refuse an unknown model before running
-    ctx = ReproContext(model=model, compare_to=compare_to, inputs=given, limit=limit)
+    ctx = ReproContext(
+        model=model,
+        compare_to=compare_to,
+        inputs=given,
+        limit=limit,
+        benchmark_options=dict(benchmark_options or {}),
+    )
     roles = dict(roles or {})
     check_roles(listed, roles)
+    variant = dict(benchmark_options or {})
+    check_benchmark_options(listed, variant)
     if model is not None and model != OFFLINE:
         check_model_access(model, model_options or ModelOptions())
     for role in roles.values():
         check_model_access(role.model, role.options)
-    out_dir = reproduction_dir(runs_dir, repro.key, ctx, setup_digest(model_options, roles))
+    out_dir = reproduction_dir(
+        runs_dir, repro.key, ctx, setup_digest(model_options, roles, variant)
+    )
     ctx = replace(
         ctx, out_dir=out_dir, model_options=model_options or ModelOptions(), runs_dir=runs_dir
     )
@@ -302,7 +340,9 @@ async def reproduce(
         out_dir.mkdir(parents=True, exist_ok=True)
         made = await repro.prepare(ctx)
         ctx = replace(ctx, inputs={**made, **given})
-    specs = plan_specs(listed, ctx, model_options=model_options, roles=roles)
+    specs = plan_specs(
+        listed, ctx, model_options=model_options, roles=roles, benchmark_options=variant
+    )
     for spec in specs.values():
         bench = make_benchmark(spec.benchmark, **spec.benchmark_options)
         validate_spec(with_default_roles(spec, bench), bench)
@@ -345,6 +385,12 @@ async def reproduce(
     stand_ins = sorted(
         {m for spec in ran.values() for m in _models_of(spec) if m.startswith("scripted/")}
     )
+    if variant:
+        shown = ", ".join(f"{k}={v}" for k, v in variant.items())
+        computed.notes.append(
+            f"Benchmark options on every run that has them: {shown} (-b); the rest of the "
+            "protocol is the paper's."
+        )
     if stand_ins:
         computed.notes.append(
             f"Offline: scripted stand-ins played these runs ({', '.join(stand_ins)}); their "
@@ -384,6 +430,8 @@ def rebuild_command(key: str, ctx: ReproContext) -> str:
         parts += ["--input", f"{name}={path}"]
     if ctx.limit is not None:
         parts += ["--limit", str(ctx.limit)]
+    for key, value in ctx.benchmark_options.items():
+        parts += ["-b", f"{key}={value}"]
     return shlex.join(parts)
 
 
