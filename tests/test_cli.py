@@ -154,12 +154,14 @@ def test_score_names_the_bad_field(
 def test_unknown_run_options_are_benchmark_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run_cli(
+    code, out, err = run_cli(
         ["run", "escape", "--agent", "oracle", "--instances", "pipe_leak", "--attempts", "1",
          "--max-steps", "3", "--runs-dir", str(tmp_path), "--no-progress"],
         capsys,
     )  # fmt: skip
     assert code == 0, err
+    # The summary says which options changed the protocol, beside the numbers.
+    assert "benchmark options: attempts=1, max_steps=3" in out
     spec = json.loads(next(tmp_path.glob("*/spec.json")).read_text())["spec"]
     assert spec["benchmark_options"] == {"attempts": 1, "max_steps": 3}
     code, _, err = run_cli(

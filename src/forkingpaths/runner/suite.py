@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from forkingpaths.core.benchmark import Benchmark
@@ -166,6 +167,10 @@ def print_run_summary(console: Console, bench: Benchmark, result: RunResult) -> 
         console.print(rich_table(calls))
         if calls.note:
             console.print(calls.note)
+    if bench.options:
+        # A deviation switched on changes what the numbers mean: say it beside them.
+        shown = ", ".join(f"{k}={v}" for k, v in bench.options.items())
+        console.print(f"benchmark options: {escape(shown)}", highlight=False)
     if result.skipped_episodes:
         console.print(f"resumed: {result.skipped_episodes} episodes were already recorded")
     if result.budget_exhausted:
