@@ -378,7 +378,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                     "",
                     est.expected_calls,
                     est.upper_calls,
-                    "",
+                    sum(r[4] for r in est.rows),
                     f"{est.expected_cost_usd:.4f}",
                     f"{est.upper_cost_usd:.4f}",
                 ]
