@@ -23,6 +23,7 @@ from forkingpaths.core.errors import ConfigError, NameNotFound
 from forkingpaths.core.records import EpisodeRecord, ModelOptions, RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import PAPERS, make_benchmark
 from forkingpaths.core.reproduce import (
+    OFFLINE,
     PublishedTable,
     ReproContext,
     Reproduction,
@@ -48,9 +49,6 @@ from forkingpaths.runner.run import (
 from forkingpaths.runner.rundir import load_records
 
 log = logging.getLogger(__name__)
-
-OFFLINE = "scripted"
-"""`--model scripted`: every run plays its reproduction's scripted stand-in (offline)."""
 
 RESULT_FILE = "reproduction.json"
 """In a reproduction's directory: what was run and what it measured."""

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.benchmarks.eeb.test_learn_cli import release_tree
 
 from forkingpaths.benchmarks.eeb.agents.truths import TruthRepository
 from forkingpaths.benchmarks.eeb.benchmark import EEBBenchmark
-from forkingpaths.benchmarks.eeb.reproduce import TABLE4_SCORE, published_model
+from forkingpaths.benchmarks.eeb.reproduce import TABLE4_SCORE, TABLE7_RUNS, reproductions
 from forkingpaths.benchmarks.eeb.scoring import fitted_kill_reward, table4_fit
-from forkingpaths.core.reproduce import ReproContext, load_published
+from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.reproduce import ReproContext, ResultTable, load_published
 from forkingpaths.runner.reproduce import ReproOutcome, run_reproduction
 
 PUBLISHED = Path(EEBBenchmark().published_dir())
@@ -207,7 +211,7 @@ def test_table6_learns_its_truths_first_and_reuses_them(tmp_path: Path) -> None:
         "--limit: 5 rounds, 3 training levels per round, Delta on 9 held-out levels)."
     )
     recorded = json.loads((out / "reproduction.json").read_text())["inputs"]
-    assert recorded == {name: str(out / f"{name}.json") for name in TRUTH_NAMES}
+    assert recorded == {}, "what the user gave (the rebuild command): the learned files are not"
     for name in TRUTH_NAMES:
         game = name.split("_")[0]
         assert TruthRepository.load(out / f"{name}.json").game == game
@@ -257,8 +261,8 @@ def test_table6_learns_only_the_truths_not_given(tmp_path: Path) -> None:
     assert learned == ["match2_truths", "match2_truths_no_tw"]
     assert not (outcome.out_dir / "maze_truths.json").exists()
     recorded = json.loads((outcome.out_dir / "reproduction.json").read_text())["inputs"]
-    assert recorded["maze_truths"] == str(given["maze_truths"])
-    assert recorded["match2_truths"] == str(outcome.out_dir / "match2_truths.json")
+    assert recorded == {name: str(path) for name, path in given.items()}
+    assert (outcome.out_dir / "match2_truths.json").exists()
     assert outcome.result.notes[0].startswith(
         "Truths learned here by Agent-ExpVer, seed 0 (match2_truths, match2_truths_no_tw; "
     )
@@ -273,13 +277,72 @@ def test_table7_ablations(tmp_path: Path) -> None:
     assert got["NoProps (Match-2)"][:2] == (100.0, 358.0)
 
 
-def test_published_model_follows_the_users_model() -> None:
-    table7 = load_published(PUBLISHED / "table7.yaml")
-    table4 = load_published(PUBLISHED / "table4.yaml")
-    assert published_model(table7, ReproContext(model="openai/gpt-4.1")) == "GPT-4.1"
-    assert published_model(table7, ReproContext(model="x/qwen2.5-32b-instruct")) == "Qwen2.5"
-    assert published_model(table4, ReproContext(model="openai/gpt-4.1")) == "gpt-4.1"
-    assert published_model(table4, ReproContext(model="scripted")) == "Human Baseline"
+@dataclass
+class View:
+    """A finished run as `compute` reads it, made by hand."""
+
+    key: str
+    metrics: dict[str, Any]
+    path: Path = Path(".")
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def records(self) -> Iterator[EpisodeRecord]:
+        return iter(())
+
+
+def compute(key: str, runs: dict[str, View], model: str) -> ResultTable:
+    """One reproduction's table computed on hand-made runs for the user's `model`."""
+    (repro,) = [r for r in reproductions() if r.key == key]
+    published = load_published(PUBLISHED / str(repro.published))
+    (table,) = repro.compute(runs, published, ReproContext(model=model)).tables
+    return table
+
+
+@pytest.mark.parametrize(
+    ("model", "printed"),
+    [
+        ("openai/gpt-4.1-2025-04-14", "gpt-4.1"),  # a dated snapshot: the printed gpt-4.1
+        ("openai/gpt-4o", "Human Baseline"),  # not gpt-4: no printed name it extends
+        ("openai/gpt-4.1-mini", "gpt-4.1"),  # the longest printed name it extends at a '-'
+        ("openai/gpt-4", "gpt-4"),
+        ("x/qwen2.5-32b-instruct", "qwen2.5-32b-instruct"),
+        ("scripted", "Human Baseline"),  # none: the table's first model
+    ],
+)
+def test_tables_4_5_set_ours_against_the_model_the_id_names(model: str, printed: str) -> None:
+    by_group = {"match2-all": {"episodes": 2, "Suc.Rate": 0.5, "A.Score": 10.0, "flag": True}}
+    table = compute("eeb:table5", {"base": View("base", {"by_group": by_group})}, model)
+    assert table.published_model == printed
+    (row,) = table.rows
+    assert row.label == model
+    assert (row.ours["episodes"], row.ours["Suc.Rate"], row.ours["A.Score"]) == (2.0, 50.0, 10.0)
+    assert "flag" not in row.ours, "not a number: no cell"
+    table5 = load_published(PUBLISHED / "table5.yaml")
+    assert row.published == table5.values_of(printed, "")
+
+
+def test_table7_names_its_models_as_printed() -> None:
+    """Table 7 prints `GPT-4.1` and `Qwen2.5`: a full model id extends them at a '-'."""
+    maze = {"maze-all": {"episodes": 1, "Suc.Rate": 1.0, "A.Score": 5.0, "A.Steps": 9.0}}
+    match2 = {"match2-all": {"episodes": 1, "Suc.Rate": 0.0, "A.Score": 3.0, "R/M.S": 0.25}}
+    runs = {
+        key: View(key, {"by_group": maze if split == "maze" else match2})
+        for key, _, split, _ in TABLE7_RUNS
+    }
+    for model, printed in (("x/qwen2.5-32b-instruct", "Qwen2.5"), ("openai/gpt-4.1", "GPT-4.1")):
+        table = compute("eeb:table7", runs, model)
+        assert table.published_model == printed
+        assert [(r.label, r.ours["steps"]) for r in table.rows] == [
+            ("EEB (Maze)", 9.0), ("Full-Vision (Maze)", 9.0),
+            ("EEB (Match-2)", 25.0), ("NoProps (Match-2)", 25.0),
+        ]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", ["eeb:table4", "eeb:table5", "eeb:table6", "eeb:table7"])
+def test_compute_without_its_published_table_is_refused(key: str) -> None:
+    (repro,) = [r for r in reproductions() if r.key == key]
+    with pytest.raises(ValueError, match=r"^eeb's tables are computed against their published"):
+        repro.compute({}, None, ReproContext(model="scripted"))
 
 
 def test_table4_scores_fit_the_inferred_rule_not_b1() -> None:

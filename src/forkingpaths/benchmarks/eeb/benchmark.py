@@ -24,6 +24,7 @@ from forkingpaths.benchmarks.eeb.maze_levels import (
     generate_release_geometry_level,
     load_maze_split,
 )
+from forkingpaths.benchmarks.eeb.pinning import check_pinned
 from forkingpaths.benchmarks.eeb.reproduce import reproductions
 from forkingpaths.benchmarks.eeb.scoring import SCORINGS, score_variants
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
@@ -98,6 +99,17 @@ class EEBOptions(BaseModel):
     no level for is refused in one line rather than filled with the shipped levels, so a run
     with `levels` plays only the path. A defective entry is a warning naming the file and
     position."""
+    levels_sha256: str | None = Field(
+        default=None,
+        strict=True,
+        pattern=r"^[0-9a-f]{64}$",
+        description="pins the content of `levels` (sha256 as eeb's reproductions write it): "
+        "64 lowercase hex digits",
+    )
+    """The content of `levels` the run was planned with (`pinning.content_digest`: the file,
+    or every *.json under the folder). The path alone is in the run's spec, so a file edited
+    in place would resume the old run on new levels; with the digest a changed path is
+    refused in one line, and a new digest makes a new run. `reproduce eeb:*` sets it."""
     geometry: Literal["paper", "release"] = Field(
         default="paper",
         description="maze level set: paper (9x9, 15/20/25 percent walls) or release (7x7, 9x9, "
@@ -143,6 +155,8 @@ class EEBOptions(BaseModel):
     def _one_level_source(self) -> EEBOptions:
         if self.levels is not None and (self.geometry != "paper" or self.maze_size is not None):
             raise ValueError("levels replaces the maze levels; give it without geometry/maze_size")
+        if self.levels_sha256 is not None and self.levels is None:
+            raise ValueError("levels_sha256 pins the content of levels; give it with levels")
         if self.geometry == "release" and self.maze_size is not None:
             raise ValueError(
                 "geometry=release sets the maze sizes (7, 9, 11); give it without maze_size"
@@ -158,7 +172,8 @@ class EEBBenchmark(Benchmark):
     `maze-train` = the 30 training mazes Agent-ExpVer learns on; `levels` (a folder of the
     release's files) replaces them all, its training folders (`maze_train`) feeding
     `maze-train` and the rest the others. Options: `EEBOptions` (`full_vision`, `props`,
-    `max_steps`, `maze_size`, `levels`, `geometry`, `rules`, `scoring`). Metrics: Table 3,
+    `max_steps`, `maze_size`, `levels`, `levels_sha256`, `geometry`, `rules`, `scoring`).
+    Metrics: Table 3,
     per game and level and over all levels.
     """
 
@@ -234,6 +249,10 @@ class EEBBenchmark(Benchmark):
     def level_set(self) -> LevelSet:
         """The levels of the `levels` option (read once per benchmark object)."""
         if self._level_set is None:
+            if self.config.levels_sha256 is not None:
+                check_pinned(
+                    self.config.levels, "levels", self.config.levels_sha256, "levels_sha256"
+                )
             self._level_set = load_level_path(str(self.config.levels))
         return self._level_set
 

@@ -15,8 +15,11 @@ from forkingpaths.benchmarks.eeb.expver import (
     ExpVerConfig,
     learned_truths_file,
 )
+from forkingpaths.benchmarks.eeb.pinning import content_digest
 from forkingpaths.core.records import ModelOptions
 from forkingpaths.core.reproduce import (
+    OFFLINE,
+    ComputeFn,
     PublishedColumn,
     PublishedTable,
     ReproContext,
@@ -31,8 +34,6 @@ from forkingpaths.core.reproduce import (
 PAPER = "eeb"
 OFFLINE_MODEL = "scripted/eeb-reference"
 """Stands in for the user's model with `--model scripted` (the quick suite's eeb model)."""
-OFFLINE = "scripted"
-"""The `--model` that asks for the offline stand-ins (the reproduce runner's `OFFLINE`)."""
 OFFLINE_LEARNER = "scripted/eeb-expver"
 """Stands in for the user's model in Table 6's learning with `--model scripted`."""
 TEMPERATURE = 0.0
@@ -40,6 +41,8 @@ TEMPERATURE = 0.0
 MAZE_PERCENT = ("Suc.Rate", "A.Explor", "A.Gold")
 MATCH2_PERCENT = ("Suc.Rate", "R/M.S", "API Eff.")
 """Our rates are fractions; the paper prints these in percent."""
+NO_TABLE = "eeb's tables are computed against their published table (data/published/*.yaml)"
+"""Why `compute` refuses to run without the published table: its columns and rows."""
 LEVELS_INPUT: Mapping[str, str] = {
     "levels": "a level file or folder as the `levels` option reads it (EvoEmpirBench's "
     "data/levels): its held-out levels are played instead of the shipped ones"
@@ -203,52 +206,40 @@ def _run(
 ) -> ReproRun:
     """The base agent (App. B.1) on the user's model over a whole test split, one episode
     per level, optionally with a truths file (Agent-ExpVer's policy, Eq. 5); the levels of
-    the `levels` input when the user gives one."""
+    the `levels` input when the user gives one. Both files are pinned by their content's
+    digest (`levels_sha256`, `truths_sha256`)."""
     options = dict(benchmark_options or {})
     levels = _levels_path(ctx)
     if levels is not None:
+        # The spec holds the path; the digest pins its content, so levels edited in place
+        # make a new run (and a resumed old one refuses them) instead of a mix of both.
         options["levels"] = levels
+        options["levels_sha256"] = content_digest(levels, "levels")
+    agent_options: dict[str, str] = {}
+    if truths:
+        agent_options = {"truths": truths, "truths_sha256": content_digest(truths, "truths")}
     return ReproRun(
         key=key,
         agent="base",
         label=label,
         split=split,
-        agent_options={"truths": truths} if truths else {},
+        agent_options=agent_options,
         benchmark_options=options,
         temperature=TEMPERATURE,
         offline_model=OFFLINE_MODEL,
     )
 
 
-def published_model(published: PublishedTable, ctx: ReproContext) -> str:
-    """The published model to set our numbers against: `--compare-to`, else the printed model
-    that the user's model id names (`openai/gpt-4.1` -> `gpt-4.1`, `.../qwen2.5-32b-instruct`
-    -> `Qwen2.5` of Table 7), else the table's first model."""
-    if ctx.compare_to is not None or not ctx.model:
-        return published.match_model(ctx.compare_to)
-    wanted = ctx.model.rsplit("/", 1)[-1].lower()
-    models = published.models()
-    for name in models:
-        if name.lower() == wanted:
-            return name
-    for name in models:
-        if wanted.startswith(name.lower()):
-            return name
-    return published.match_model(None)
-
-
-def _scaled(values: Mapping[str, Any], percent: Sequence[str]) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    for key, value in values.items():
-        number = as_number(value)
-        if number is not None:
-            out[key] = number * (100.0 if key in percent else 1.0)
-    return out
-
-
 def _group(run: RunView, group: str, percent: Sequence[str]) -> dict[str, float | None]:
-    """A run's Table 3 metrics of one `by_group` entry, in the paper's units."""
-    return _scaled(run.metrics.get("by_group", {}).get(group, {}), percent)
+    """A run's Table 3 metrics of one `by_group` entry, in the paper's units (the metrics
+    that are numbers: `as_number`)."""
+    values = run.metrics.get("by_group", {}).get(group, {})
+    numbers = {key: as_number(value) for key, value in values.items()}
+    return {
+        key: number * (100.0 if key in percent else 1.0)
+        for key, number in numbers.items()
+        if number is not None
+    }
 
 
 def _table4_score(run: RunView) -> float | None:
@@ -261,15 +252,16 @@ def _table4_score(run: RunView) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-def _models_table(group: str, percent: Sequence[str], *, table4: bool = False) -> Any:
+def _models_table(group: str, percent: Sequence[str], *, table4: bool = False) -> ComputeFn:
     """Tables 4 and 5: one row, the user's model's run, beside the published model's row.
     Table 4 adds a column: A.Score by the inferred rule, beside the same printed A.Score."""
 
     def compute(
         runs: Mapping[str, RunView], published: PublishedTable | None, ctx: ReproContext
     ) -> ReproResult:
-        assert published is not None
-        model = published_model(published, ctx)
+        if published is None:
+            raise ValueError(f"{NO_TABLE} ({'Table 4' if table4 else 'Table 5'})")
+        model = published.match_model(ctx.compare_to, ctx.model)
         ours = _group(runs["base"], group, percent)
         columns = list(published.columns)
         printed = published.values_of(model, "")
@@ -308,8 +300,9 @@ def _table6_runs(ctx: ReproContext) -> list[ReproRun]:
 def _table6(
     runs: Mapping[str, RunView], published: PublishedTable | None, ctx: ReproContext
 ) -> ReproResult:
-    assert published is not None
-    model = published_model(published, ctx)
+    if published is None:
+        raise ValueError(f"{NO_TABLE} (Table 6)")
+    model = published.match_model(ctx.compare_to, ctx.model)
     rows = []
     for suffix, method in (("base", "base"), ("notw", "W/o.TW"), ("ours", "ours")):
         maze = _group(runs[f"maze-{suffix}"], "maze-all", MAZE_PERCENT)
@@ -345,8 +338,9 @@ TABLE7_RUNS: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
 def _table7(
     runs: Mapping[str, RunView], published: PublishedTable | None, ctx: ReproContext
 ) -> ReproResult:
-    assert published is not None
-    model = published_model(published, ctx)
+    if published is None:
+        raise ValueError(f"{NO_TABLE} (Table 7)")
+    model = published.match_model(ctx.compare_to, ctx.model)
     rows = []
     for key, method, split, _options in TABLE7_RUNS:
         if split == "maze":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from forkingpaths.benchmarks.eeb.agents import prompts
@@ -11,6 +12,7 @@ from forkingpaths.benchmarks.eeb.agents.truths import TruthRepository, resolve_t
 from forkingpaths.benchmarks.eeb.match2 import parse_match2_action
 from forkingpaths.benchmarks.eeb.maze import parse_maze_action
 from forkingpaths.benchmarks.eeb.maze_levels import DEFAULT_SIZE, LEVELS
+from forkingpaths.benchmarks.eeb.pinning import check_digest, check_pinned
 from forkingpaths.core.agent import Decision
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel, Message, ModelParams
@@ -163,12 +165,25 @@ def make_base(
     truths: Any = None,
     history: int = 0,
     max_tokens: int | None = None,
+    truths_sha256: str | None = None,
 ) -> BaseAgent:
     """Factory of the `base` agent; validates every option (and reads a truths file) before the
-    run starts. `truths`: a truth-repository JSON path, a list of strings, or none."""
+    run starts. `truths`: a truth-repository JSON path, a list of strings, or none.
+
+    `truths_sha256` (optional, `pinning.content_digest` of the file) pins the truths file: one
+    that now holds other bytes is refused, and, being part of the run's spec, a file learned
+    anew under the same path makes a new run rather than resuming the old one's episodes."""
     if model is None:
         raise ConfigError(
             "model: agent base needs one; got none (e.g. --model scripted/eeb-reference)"
+        )
+    if truths_sha256 is not None:
+        if not isinstance(truths, str | Path):
+            raise ConfigError(
+                f"truths_sha256: pins a truths file; got truths={truths!r} (give truths=FILE)"
+            )
+        check_pinned(
+            truths, "truths", check_digest(truths_sha256, "truths_sha256"), "truths_sha256"
         )
     return BaseAgent(
         model,
