@@ -405,19 +405,7 @@ class MazeEnv(Env):
             if cell == self.level.goal and self._key_required and not self._key:
                 self._events.append({"event": "locked", "position": list(cell)})
                 return
-            if cell in self._monsters:
-                if not self._sword:
-                    self._events.append({"event": "monster_hit", "position": list(cell)})
-                    self._lose_life()
-                    self._pos = self.level.start
-                    self._reveal(self._pos)
-                    return
-                self._kill(cell)
-            self._enter(cell)
-            if cell == self.level.goal:
-                self._success = True
-                self._score += GOAL_REWARD
-                self._events.append({"event": "goal", "position": list(cell)})
+            if self._step_onto(cell):
                 return
         if len(ray) <= distance:
             self._events.append({"event": "edge", "position": list(self._pos)})
@@ -446,19 +434,27 @@ class MazeEnv(Env):
             if before not in self._walls:
                 self._enter(before)
             return
+        self._step_onto(cell)
+
+    def _step_onto(self, cell: Cell) -> bool:
+        """Enter a cell that is no wall, under both rules: a monster sends the agent back to
+        the start unless it has the sword (which kills it), the goal ends the episode. True
+        when the move ends here."""
         if cell in self._monsters:
             if not self._sword:
                 self._events.append({"event": "monster_hit", "position": list(cell)})
                 self._lose_life()
                 self._pos = self.level.start
                 self._reveal(self._pos)
-                return
+                return True
             self._kill(cell)
         self._enter(cell)
         if cell == self.level.goal:
             self._success = True
             self._score += GOAL_REWARD
             self._events.append({"event": "goal", "position": list(cell)})
+            return True
+        return False
 
     def _break_wall(self, cell: Cell) -> None:
         self._walls.discard(cell)
