@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from forkingpaths.core.benchmark import PlotArtifact
-from forkingpaths.core.reproduce import PublishedColumn, ReproResult, ResultTable
+from forkingpaths.core.reproduce import PublishedColumn, ReproResult, ResultRow, ResultTable
 from forkingpaths.report.html import render_page
-from forkingpaths.report.tables import Table
+from forkingpaths.report.tables import ARROWS, Table
 
 MISSING = "–"
 """A number the paper does not print, or a run that did not measure it."""
@@ -44,29 +44,43 @@ def _number(value: float | None, decimals: int, *, signed: bool = False) -> str:
     return text.replace("-", "−")
 
 
+def _heading(column: PublishedColumn) -> str:
+    """A column as the paper labels it, with the direction arrow the run reports use."""
+    arrow = ARROWS.get(column.direction)
+    return f"{column.label} {arrow}" if arrow else column.label
+
+
+def _cells(table: ResultTable, row: ResultRow, column: PublishedColumn) -> list[str]:
+    """One column of a row: ours, the paper's and (where the column shows it) the difference,
+    at the decimals the paper prints."""
+    decimals = column_decimals(table, column)
+    cells = [
+        _number(row.ours.get(column.key), decimals),
+        _number(row.published.get(column.key), decimals),
+    ]
+    if column.difference:
+        cells.append(_number(row.difference(column.key), decimals, signed=True))
+    return cells
+
+
 def result_table(table: ResultTable) -> Table:
     """Rows as the paper's, each column as three: ours, the paper's, ours minus the paper's."""
     header = ["method"]
     groups: list[tuple[str, int]] = [("", 1)]
     for column in table.columns:
-        arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
         header += ["ours", "paper", "Δ"] if column.difference else ["ours", "paper"]
-        groups.append((f"{column.label}{arrow}", 3 if column.difference else 2))
-    rows: list[list[str]] = []
-    for row in table.rows:
-        cells = [row.label]
-        for column in table.columns:
-            decimals = column_decimals(table, column)
-            cells += [
-                _number(row.ours.get(column.key), decimals),
-                _number(row.published.get(column.key), decimals),
-            ]
-            if column.difference:
-                cells.append(_number(row.difference(column.key), decimals, signed=True))
-        rows.append(cells)
+        groups.append((_heading(column), 3 if column.difference else 2))
+    rows = [
+        [row.label, *(cell for column in table.columns for cell in _cells(table, row, column))]
+        for row in table.rows
+    ]
+    return Table(title=table.title, header=header, rows=rows, note=table_note(table), groups=groups)
+
+
+def table_note(table: ResultTable) -> str:
+    """The published model and the table's notes, as one paragraph of sentences."""
     against = f"Published numbers: {table.published_model}." if table.published_model else ""
-    note = " ".join(as_sentence(part) for part in [against, *table.notes] if part)
-    return Table(title=table.title, header=header, rows=rows, note=note, groups=groups)
+    return " ".join(as_sentence(part) for part in [against, *table.notes] if part)
 
 
 def as_sentence(note: str) -> str:
@@ -81,23 +95,21 @@ def as_sentence(note: str) -> str:
 
 def rich_result_table(table: ResultTable) -> RichTable:
     """The terminal form: one column per metric, each cell `ours / paper (Δ)`."""
-    plain = result_table(table)
+    note = table_note(table)
     # Notes quote flags and extras (`pip install -e '.[hf]'`): never read them as markup.
-    caption = escape(plain.note) if plain.note else None
-    out = RichTable(title=escape(table.title), caption=caption, title_justify="left")
+    out = RichTable(
+        title=escape(table.title), caption=escape(note) if note else None, title_justify="left"
+    )
     out.add_column("method")
     for column in table.columns:
-        arrow = {"higher": " ↑", "lower": " ↓"}.get(column.direction, "")
         under = "ours / paper (Δ)" if column.difference else "ours / paper"
-        out.add_column(f"{escape(column.label)}{arrow}\n{under}", justify="right")
-    for cells in plain.rows:
-        merged = [escape(cells[0])]
-        i = 1
+        out.add_column(f"{escape(_heading(column))}\n{under}", justify="right")
+    for row in table.rows:
+        merged = [escape(row.label)]
         for column in table.columns:
-            ours, paper = cells[i : i + 2]
-            delta = cells[i + 2] if column.difference else MISSING
-            i += 3 if column.difference else 2
-            merged.append(f"{ours} / {paper}" + (f" ({delta})" if delta != MISSING else ""))
+            ours, paper, *delta = _cells(table, row, column)
+            shown = f" ({delta[0]})" if delta and delta[0] != MISSING else ""
+            merged.append(f"{ours} / {paper}{shown}")
         out.add_row(*merged)
     return out
 
