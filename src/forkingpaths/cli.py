@@ -370,6 +370,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                 limit=limit,
                 inputs=_input_paths(input_file),
                 prices_path=prices,
+                benchmark_options=parse_options(benchmark_option, "--benchmark-option"),
             )
             rows = [[*r[:5], f"{r[5]:.4f}", f"{r[6]:.4f}"] for r in est.rows]
             rows.append(

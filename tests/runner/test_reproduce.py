@@ -434,3 +434,16 @@ def test_benchmark_options_switch_a_deviation_on_every_run(toy_paper: Path) -> N
         run_reproduction(
             "toy:table9", model="scripted", benchmark_options={"budget_alfa": 3}, runs_dir=toy_paper
         )
+
+
+def test_estimate_prices_the_variant_the_user_asked_for(toy_paper: Path) -> None:
+    paper = estimate_reproduction("toy:table9", model="openai/gpt-4.1", limit=1)
+    tight = estimate_reproduction(
+        "toy:table9", model="openai/gpt-4.1", limit=1, benchmark_options={"budget_alpha": 1}
+    )
+    # A third of the paper's step budget caps the ReAct run's calls lower.
+    assert tight.upper_calls < paper.upper_calls
+    with pytest.raises(ConfigError, match="-b budget_alfa"):
+        estimate_reproduction(
+            "toy:table9", model="openai/gpt-4.1", benchmark_options={"budget_alfa": 1}
+        )

@@ -236,13 +236,16 @@ def reproduction_dir(runs_dir: Path, key: str, ctx: ReproContext, setup: str = "
     return Path(runs_dir) / name
 
 
+def _paper_benchmarks(listed: Listed) -> list[Benchmark]:
+    """The benchmarks of the reproduction's paper (MUTATE's escape and aut)."""
+    return [make_benchmark(name) for name in PAPERS[listed.reproduction.key.split(":", 1)[0]]]
+
+
 def check_benchmark_options(listed: Listed, options: Mapping[str, Any]) -> None:
     """A `-b` option that no benchmark of the paper has is refused, naming theirs."""
     if not options:
         return
-    accepted: set[str] = set()
-    for name in PAPERS[listed.reproduction.key.split(":", 1)[0]]:
-        accepted.update(make_benchmark(name).Options.model_fields)
+    accepted = {name for bench in _paper_benchmarks(listed) for name in bench.Options.model_fields}
     unknown = sorted(set(options) - accepted)
     if unknown:
         raise ConfigError(
@@ -256,9 +259,7 @@ def check_roles(listed: Listed, roles: Mapping[str, RoleModel]) -> None:
     out after the money is spent)."""
     if not roles:
         return
-    known: set[str] = set()
-    for name in PAPERS[listed.reproduction.key.split(":", 1)[0]]:
-        known.update(make_benchmark(name).model_roles)
+    known = {role for bench in _paper_benchmarks(listed) for role in bench.model_roles}
     unknown = sorted(set(roles) - known)
     if unknown:
         raise ConfigError(
@@ -320,7 +321,7 @@ async def reproduce(
     )
     roles = dict(roles or {})
     check_roles(listed, roles)
-    variant = dict(benchmark_options or {})
+    variant = ctx.benchmark_options
     check_benchmark_options(listed, variant)
     if model is not None and model != OFFLINE:
         check_model_access(model, model_options or ModelOptions())
@@ -493,10 +494,8 @@ def _write_outcome(outcome: ReproOutcome, ctx: ReproContext, specs: Mapping[str,
 
 
 def _relative(path: Path, base: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(Path(base).resolve()).as_posix()
-    except ValueError:
-        return Path(os.path.relpath(Path(path).resolve(), Path(base).resolve())).as_posix()
+    """A link from the reproduction's folder: runs are its siblings (`../escape-...`)."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(base).resolve())).as_posix()
 
 
 def print_outcome(console: Console, outcome: ReproOutcome) -> None:
@@ -547,6 +546,7 @@ def estimate_reproduction(
     limit: int | None = None,
     inputs: Mapping[str, Path] | None = None,
     prices_path: Path | None = None,
+    benchmark_options: Mapping[str, Any] | None = None,
 ) -> ReproEstimate:
     """Dry-run every run of a reproduction with the benchmark's scripted stand-ins and price it
     as `model` (and each role as its model), summed over the runs (`forkingpaths estimate`);
@@ -554,8 +554,11 @@ def estimate_reproduction(
     listed = find_reproduction(key)
     given = {k: Path(v) for k, v in (inputs or {}).items()}
     check_inputs(listed, given)
-    ctx = ReproContext(model=model, limit=limit, inputs=given)
-    specs = plan_specs(listed, ctx, roles=roles)
+    ctx = ReproContext(
+        model=model, limit=limit, inputs=given, benchmark_options=dict(benchmark_options or {})
+    )
+    check_benchmark_options(listed, ctx.benchmark_options)
+    specs = plan_specs(listed, ctx, roles=roles, benchmark_options=ctx.benchmark_options)
     runs = {run.key: run for run in listed.reproduction.runs(ctx)}
     rows: list[list[Any]] = []
     notes: list[str] = []
