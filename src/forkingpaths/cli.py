@@ -63,6 +63,9 @@ from forkingpaths.runner.suite import (
     rebuild_suite_report,
     run_suite,
 )
+from forkingpaths.web.bundle import write_bundle
+from forkingpaths.web.data import Viewer
+from forkingpaths.web.server import serve
 
 RUNS_DIR = Path("runs")
 
@@ -547,6 +550,67 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             )
 
         serve_local(name, options, ready)
+
+    @app.command("view")
+    def view_cmd(
+        paths: Annotated[
+            list[Path] | None,
+            typer.Argument(
+                help="the runs folder to serve (default: runs); with --bundle, the runs to copy "
+                "(run directories or folders of runs)",
+                show_default=False,
+            ),
+        ] = None,
+        port: Annotated[int, typer.Option(help="port to listen on (0: any free port)")] = 8765,
+        host: Annotated[str, typer.Option(help="interface; loopback unless you share it")] = (
+            "127.0.0.1"
+        ),
+        bundle: Annotated[
+            Path | None,
+            typer.Option(help="write a static copy of the runs into this folder instead"),
+        ] = None,
+    ) -> None:
+        """Open runs in the browser: the runs, a run's tables and figures, every episode's steps
+        and model calls beside its world, and comparisons. Read-only."""
+        if bundle is not None:
+            if not paths:
+                raise ConfigError(
+                    "--bundle OUT needs the runs to copy: forkingpaths view --bundle OUT RUN..."
+                )
+            index = write_bundle(bundle, paths)
+            console.print(f"bundle: {index}  (open it in a browser, or serve its folder)")
+            return
+        if paths and len(paths) > 1:
+            raise ConfigError(
+                f"RUNS_DIR: got {len(paths)} folders; serve one folder (its runs are found "
+                "inside it), or give several runs with --bundle"
+            )
+        runs_dir = paths[0] if paths else Path("runs")
+        if not runs_dir.is_dir():
+            raise ConfigError(
+                f"RUNS_DIR {runs_dir}: "
+                + ("is not a folder" if runs_dir.exists() else "does not exist")
+                + "; give the folder your runs are written to (--runs-dir of `forkingpaths run`)"
+            )
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"--port {port}: allowed: 0..65535 (0 picks a free port)")
+
+        def ready(url: str) -> None:
+            console.print(f"forkingpaths view: {url}  (runs under {runs_dir}; Ctrl-C stops it)")
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                logging.getLogger(__name__).warning(
+                    "listening on %s: anyone who can reach it can read these runs", host
+                )
+
+        try:
+            asyncio.run(serve(Viewer(runs_dir), host, port, ready))
+        except OSError as exc:
+            raise ConfigError(
+                f"--host {host} --port {port}: cannot listen ({exc.strerror or exc}); "
+                "pick another port (--port 0 picks a free one)"
+            ) from None
+        except KeyboardInterrupt:
+            pass
 
     @app.command("mockserver")
     def mockserver_cmd(

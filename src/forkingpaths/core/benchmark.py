@@ -301,6 +301,20 @@ class Benchmark(ABC):
         """Where the benchmark's published tables (YAML) live."""
         return Path(inspect.getfile(type(self))).parent / "data" / "published"
 
+    def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:
+        """The benchmark's world as the viewer draws it beside an episode's step timeline
+        (`forkingpaths view`): JSON built from the record alone (no model calls, the calls'
+        messages not loaded), read by the benchmark's `web/view.js`. Its `frames`, where it has
+        them, are indexed by position: 0 after reset, p after the first p steps. None: the
+        benchmark has no world view."""
+        return None
+
+    def view_script(self) -> Path | None:
+        """The ES module that draws `world_view` in the browser: `web/view.js` beside the
+        benchmark's class, if it exists. It exports `renderWorld(root, view, position, ui)`."""
+        path = Path(inspect.getfile(type(self))).parent / "web" / "view.js"
+        return path if path.is_file() else None
+
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
         """Figures comparing several runs (their metrics.json contents); written under out_dir."""
         return []

@@ -80,6 +80,21 @@ def _relative(path: Path, base: Path) -> str:
         return str(path)
 
 
+def run_sections(header: RunHeader, benchmark: Benchmark, summary: dict[str, Any]) -> list[Table]:
+    """A run's tables above its list of episodes, as report.html and the viewer show them: the
+    spec, the metrics, per-record metric tables, the groups, usage and the calls by purpose."""
+    sections = [spec_table(header, summary, benchmark), summary_table(benchmark, summary)]
+    sections += record_tables(benchmark, summary)
+    groups = group_table(benchmark, summary)
+    if groups:
+        sections.append(groups)
+    sections.append(usage_table(summary))
+    calls = calls_table(summary)
+    if calls is not None:
+        sections.append(calls)
+    return sections
+
+
 def write_run_report(
     run_dir: RunDirectory,
     header: RunHeader,
@@ -94,16 +109,7 @@ def write_run_report(
             plots = benchmark.report_plots(ok, run_dir.path / "plots")
         except Exception:  # a broken figure must not cost the user the rest of the report
             log.exception("plotting failed for %s; the report has no figures", run_dir.path)
-    sections = [spec_table(header, summary, benchmark), summary_table(benchmark, summary)]
-    sections += record_tables(benchmark, summary)
-    groups = group_table(benchmark, summary)
-    if groups:
-        sections.append(groups)
-    sections.append(usage_table(summary))
-    calls = calls_table(summary)
-    if calls is not None:
-        sections.append(calls)
-    sections.append(episodes_table(benchmark, records))
+    sections = [*run_sections(header, benchmark, summary), episodes_table(benchmark, records)]
     html = render_page(
         f"{benchmark.id} — {header.run_id}", run_dir.path, sections, plots, summary["errors"]
     )

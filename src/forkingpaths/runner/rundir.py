@@ -33,6 +33,13 @@ SPEC_FILE = "spec.json"
 EPISODES_FILE = "episodes.jsonl"
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.html"
+INDEX_FILE = "episodes.index.jsonl"
+"""One line per line of episodes.jsonl: its byte offset and length and a summary of the episode
+(`episode_summary`), so a viewer lists and opens episodes of any run without reading it whole.
+Written after the record it describes; a reader trusts it only where it matches the records."""
+
+_SUMMARY_TEXT_CHARS = 120
+"""Longest string kept in a summary (an outcome's text, the first line of an error)."""
 
 _KEY_PACKAGES = ("forkingpaths", "openai", "pydantic", "numpy", "aiohttp")
 
@@ -178,13 +185,22 @@ class RunDirectory:
         """Drop a torn final line left by a process killed mid-write."""
         repair_tail(self.episodes_path)
         repair_tail(self.texts.path)
+        repair_tail(self.index_path)
+
+    @property
+    def index_path(self) -> Path:
+        return self.path / INDEX_FILE
 
     def append(self, record: EpisodeRecord) -> None:
-        """Write one finished episode (its message text into the text store first)."""
+        """Write one finished episode (its message text into the text store first), then its
+        line of the episode index."""
         data = record.model_dump(mode="json")
         self.texts.store(data)
-        line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        offset = self.episodes_path.stat().st_size if self.episodes_path.exists() else 0
         append_jsonl(self.episodes_path, line, fsync=True)
+        entry = {"offset": offset, "length": len(line.encode()), **episode_summary(data)}
+        append_jsonl(self.index_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
 
     def iter_records(self) -> Iterator[EpisodeRecord]:
         """Every record in file order, message text not loaded (messages hold chunk ids); a
@@ -234,6 +250,43 @@ class RunDirectory:
                 f"forkingpaths understands ({SCHEMA_VERSION}); upgrade forkingpaths"
             )
         return metrics
+
+
+def episode_summary(data: dict[str, Any]) -> dict[str, Any]:
+    """What a list of a run's episodes shows of one (a dumped EpisodeRecord): its key, status,
+    size, usage and scalar metrics and outcome; long text cut to a line."""
+    usage = data.get("usage") or {}
+    error = data.get("error")
+    return {
+        "instance_id": data.get("instance_id", ""),
+        "trial": data.get("trial", 0),
+        "split": data.get("split", ""),
+        "seed": data.get("seed", 0),
+        "status": data.get("status", "ok"),
+        "error": _short_text(error) if error else None,
+        "steps": len(data.get("steps") or ()),
+        "calls": data.get("n_calls", 0),
+        "tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
+        "cost_usd": data.get("cost_usd", 0.0),
+        "duration_s": data.get("duration_s", 0.0),
+        "metrics": _scalars(data.get("metrics") or {}),
+        "outcome": _scalars(data.get("outcome") or {}),
+    }
+
+
+def _scalars(values: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None or isinstance(value, bool | int | float):
+            out[key] = value
+        elif isinstance(value, str):
+            out[key] = _short_text(value)
+    return out
+
+
+def _short_text(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= _SUMMARY_TEXT_CHARS else line[: _SUMMARY_TEXT_CHARS - 1] + "…"
 
 
 def _atomic_write(path: Path, text: str) -> None:

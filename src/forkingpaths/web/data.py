@@ -1,0 +1,461 @@
+"""What the viewer shows, as JSON: the runs under a folder, a run, its episodes, one episode with
+its world view, a call's messages, a comparison. The server and the static bundle both serve it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forkingpaths.core.benchmark import Benchmark
+from forkingpaths.core.errors import ForkingPathsError
+from forkingpaths.core.records import RunHeader
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.report.html import run_sections
+from forkingpaths.report.tables import ARROWS, Table, format_value, headline_keys, is_numeric
+from forkingpaths.runner.rundir import (
+    EPISODES_FILE,
+    METRICS_FILE,
+    SPEC_FILE,
+    RunDirectory,
+)
+from forkingpaths.web.index import EpisodeIndex, TextIndex
+
+log = logging.getLogger(__name__)
+
+_MAX_DEPTH = 3
+"""How deep under the runs folder runs are looked for (a reproduction's runs sit one level in)."""
+_RUNNING_WINDOW_S = 120.0
+"""A run without a final metrics.json whose records changed this recently is shown as running."""
+_PLOT_SUFFIXES = frozenset({".png", ".svg", ".jpg", ".jpeg"})
+"""What a run's `plots/` may serve."""
+
+
+class NotFound(ForkingPathsError):
+    """A run, episode or file the viewer was asked for does not exist (HTTP 404)."""
+
+
+@dataclass
+class RunEntry:
+    """One run directory the viewer knows, with its indexes (built when first needed)."""
+
+    key: str
+    """Its path under the runs folder, `/`-separated: the run's name in every URL."""
+    path: Path
+    _episodes: EpisodeIndex | None = None
+    _texts: TextIndex | None = None
+    _header: tuple[float, RunHeader] | None = None
+    _metrics: tuple[float, dict[str, Any] | None] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def episodes(self) -> EpisodeIndex:
+        with self._lock:
+            if self._episodes is None:
+                self._episodes = EpisodeIndex(self.path)
+            return self._episodes
+
+    @property
+    def texts(self) -> TextIndex:
+        with self._lock:
+            if self._texts is None:
+                self._texts = TextIndex(self.path)
+            return self._texts
+
+    def header(self) -> RunHeader:
+        mtime = _mtime(self.path / SPEC_FILE)
+        if self._header is None or self._header[0] != mtime:
+            self._header = (mtime, RunDirectory(self.path).read_header())
+        return self._header[1]
+
+    def metrics(self) -> dict[str, Any] | None:
+        """metrics.json as the run last wrote it (None before its first)."""
+        mtime = _mtime(self.path / METRICS_FILE)
+        if self._metrics is None or self._metrics[0] != mtime:
+            value = None
+            if mtime:
+                try:
+                    value = RunDirectory(self.path).read_metrics().model_dump()
+                except ForkingPathsError as exc:
+                    log.warning("%s", exc)
+            self._metrics = (mtime, value)
+        return self._metrics[1]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+class Viewer:
+    """The runs under one folder and everything the app asks of them. Read-only: it opens run
+    files for reading and never writes inside the folder. A run is named by its key (its path
+    under the folder); a key that is not a run found there is NotFound, so no request reaches a
+    file outside the folder."""
+
+    def __init__(self, runs_dir: Path, runs: Sequence[Path] | None = None) -> None:
+        self.runs_dir = Path(runs_dir).resolve()
+        self._only = None if runs is None else [Path(r).resolve() for r in runs]
+        self._runs: dict[str, RunEntry] = {}
+        self._benchmarks: dict[str, Benchmark] = {}
+        self._lock = threading.Lock()
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def discover(self) -> list[RunEntry]:
+        """Every run directory under the folder (a folder holding spec.json and episodes.jsonl),
+        newest first."""
+        found = self._only if self._only is not None else list(_run_dirs(self.runs_dir))
+        with self._lock:
+            entries = []
+            for path in found:
+                key = _key(path, self.runs_dir)
+                entry = self._runs.get(key)
+                if entry is None:
+                    entry = self._runs[key] = RunEntry(key, path)
+                entries.append(entry)
+        entries.sort(key=lambda e: _mtime(e.path / EPISODES_FILE), reverse=True)
+        return entries
+
+    def run(self, key: str) -> RunEntry:
+        with self._lock:
+            entry = self._runs.get(key)
+        if entry is None:
+            entry = next((e for e in self.discover() if e.key == key), None)
+        if entry is None or not (entry.path / SPEC_FILE).is_file():
+            raise NotFound(f"no run {key!r} under {self.runs_dir}")
+        return entry
+
+    def benchmark(self, header: RunHeader) -> Benchmark:
+        """The run's benchmark with its options (one object per distinct spec, kept)."""
+        spec = header.spec
+        key = json.dumps([spec.benchmark, spec.benchmark_options], sort_keys=True, default=str)
+        with self._lock:
+            bench = self._benchmarks.get(key)
+        if bench is None:
+            bench = make_benchmark(spec.benchmark, **spec.benchmark_options)
+            with self._lock:
+                self._benchmarks[key] = bench
+        return bench
+
+    # -- payloads ----------------------------------------------------------------------------
+
+    def runs(self) -> dict[str, Any]:
+        """The runs list: one row per run."""
+        rows = []
+        for entry in self.discover():
+            try:
+                rows.append(self._run_row(entry))
+            except ForkingPathsError as exc:
+                rows.append({"key": entry.key, "status": "unreadable", "problem": str(exc)})
+        return {"runs_dir": str(self.runs_dir), "runs": rows, "now": time.time()}
+
+    def _run_row(self, entry: RunEntry) -> dict[str, Any]:
+        header = entry.header()
+        spec = header.spec
+        summaries = entry.episodes.entries()
+        metrics = entry.metrics()
+        ok = sum(1 for s in summaries if s["status"] == "ok")
+        errored = len(summaries) - ok
+        planned = metrics["episodes"]["planned"] if metrics else None
+        headline: list[dict[str, Any]] = []
+        if metrics and metrics.get("metrics"):
+            try:
+                bench = self.benchmark(header)
+            except ForkingPathsError:
+                bench = None
+            values = metrics["metrics"]
+            keys = headline_keys(bench, values) if bench else []
+            for key in keys[:4]:
+                spec_m = bench.metric_specs.get(key) if bench else None
+                headline.append(
+                    {
+                        "key": key,
+                        "label": spec_m.label if spec_m else key,
+                        "arrow": ARROWS.get(spec_m.direction, "") if spec_m else "",
+                        "value": values[key],
+                        "text": format_value(values[key]),
+                    }
+                )
+        usage = (metrics or {}).get("usage") or {}
+        tokens = sum(s["tokens"] for s in summaries)
+        cost = sum(s["cost_usd"] for s in summaries)
+        return {
+            "key": entry.key,
+            "run_id": header.run_id,
+            "benchmark": spec.benchmark,
+            "split": spec.split,
+            "agent": spec.agent,
+            "model": spec.model,
+            "roles": {role: ref.model for role, ref in spec.roles.items()},
+            "created_at": header.created_at,
+            "updated": _mtime(entry.path / EPISODES_FILE),
+            "status": self._status(entry, metrics, len(summaries)),
+            "episodes": {"recorded": len(summaries), "ok": ok, "errored": errored},
+            "planned": planned,
+            "headline": headline,
+            "tokens": tokens,
+            "cost_usd": round(cost, 6),
+            "calls": usage.get("calls", sum(s["calls"] for s in summaries)),
+        }
+
+    def _status(self, entry: RunEntry, metrics: dict[str, Any] | None, recorded: int) -> str:
+        episodes_mtime = _mtime(entry.path / EPISODES_FILE)
+        final = (
+            metrics is not None
+            and _mtime(entry.path / METRICS_FILE) >= episodes_mtime
+            and recorded >= metrics["episodes"]["planned"]
+        )
+        if final:
+            return "finished"
+        if time.time() - episodes_mtime < _RUNNING_WINDOW_S:
+            return "running"
+        return "incomplete"
+
+    def run_page(self, key: str) -> dict[str, Any]:
+        """A run: its row, the report's tables and figures, errors grouped by cause and the
+        episode list's columns."""
+        entry = self.run(key)
+        header = entry.header()
+        metrics = entry.metrics()
+        bench = self.benchmark(header)
+        tables = [table_json(t) for t in run_sections(header, bench, metrics)] if metrics else []
+        summaries = entry.episodes.entries()
+        return {
+            "run": self._run_row(entry),
+            "spec": header.model_dump(mode="json"),
+            "tables": tables,
+            "plots": self._plots(entry),
+            "error_groups": error_groups(summaries),
+            "columns": metric_columns(bench, summaries),
+            "has_report": (entry.path / "report.html").is_file(),
+            "view_script": self.view_url(bench),
+        }
+
+    def _plots(self, entry: RunEntry) -> list[dict[str, Any]]:
+        plots_dir = entry.path / "plots"
+        if not plots_dir.is_dir():
+            return []
+        return [
+            {"name": p.name, "title": p.stem.replace("_", " ")}
+            for p in sorted(plots_dir.iterdir())
+            if p.is_file() and p.suffix.lower() in _PLOT_SUFFIXES
+        ]
+
+    def view_url(self, bench: Benchmark) -> str | None:
+        return f"views/{bench.name}.js" if bench.view_script() is not None else None
+
+    def episodes(self, key: str) -> dict[str, Any]:
+        """Every episode's summary (number, key, status, size, usage, scalar metrics)."""
+        entry = self.run(key)
+        rows = [
+            {k: v for k, v in s.items() if k not in ("offset", "length")}
+            for s in entry.episodes.entries()
+        ]
+        return {"run": key, "episodes": rows}
+
+    def episode_number(self, key: str, instance_id: str, trial: int) -> int:
+        number = self.run(key).episodes.find(instance_id, trial)
+        if number is None:
+            raise NotFound(f"run {key!r} has no episode {instance_id!r} trial {trial}")
+        return number
+
+    def episode(self, key: str, number: int) -> dict[str, Any]:
+        """One episode: its record (each call's messages named by `messages_ref`, fetched with
+        `messages`), and the benchmark's world view."""
+        entry = self.run(key)
+        try:
+            summary = entry.episodes.entry(number)
+        except KeyError:
+            raise NotFound(f"run {key!r} has no episode {number}") from None
+        record = entry.episodes.read(number)
+        header = entry.header()
+        bench = self.benchmark(header)
+        world, world_error = None, None
+        try:
+            world = bench.world_view(record)
+        except Exception as exc:  # a broken view must not hide the transcript
+            log.exception("world view of %s episode %d failed", key, number)
+            world_error = f"{type(exc).__name__}: {exc}"
+        data = record.model_dump(mode="json", exclude={"agent_state"})
+        data["agent_state_keys"] = sorted(record.agent_state)
+        total = len(entry.episodes.entries())
+        return {
+            "run": key,
+            "n": number,
+            "episodes": total,
+            "benchmark": bench.name,
+            "summary": {k: v for k, v in summary.items() if k not in ("offset", "length")},
+            "record": data,
+            "world": world,
+            "world_error": world_error,
+            "view_script": self.view_url(bench),
+        }
+
+    def messages(self, key: str, number: int) -> dict[str, Any]:
+        """The messages of every model call of an episode: id -> [parent id, role, text], each
+        message once; a call's request is the chain from its `messages_ref` back."""
+        entry = self.run(key)
+        try:
+            record = entry.episodes.read(number)
+        except KeyError:
+            raise NotFound(f"run {key!r} has no episode {number}") from None
+        refs = [c.messages_ref for s in record.steps for c in s.calls if c.messages_ref]
+        return {"run": key, "n": number, "messages": entry.texts.messages(refs)}
+
+    def compare(self, keys: Sequence[str]) -> dict[str, Any]:
+        """Runs side by side: one row per (instance, trial) any of them played, each run's
+        status and scalar metrics there."""
+        entries = [self.run(k) for k in keys]
+        runs, per_run = [], []
+        metric_keys: list[str] = []
+        for entry in entries:
+            header = entry.header()
+            bench = self.benchmark(header)
+            summaries = entry.episodes.entries()
+            runs.append(
+                {
+                    "key": entry.key,
+                    "benchmark": header.spec.benchmark,
+                    "agent": header.spec.agent,
+                    "model": header.spec.model,
+                    "columns": metric_columns(bench, summaries),
+                }
+            )
+            for column in runs[-1]["columns"]:
+                if column["key"] not in metric_keys:
+                    metric_keys.append(column["key"])
+            per_run.append({(s["instance_id"], s["trial"]): s for s in summaries})
+        order: list[tuple[str, int]] = []
+        seen: set[tuple[str, int]] = set()
+        for table in per_run:
+            for episode_key in table:
+                if episode_key not in seen:
+                    seen.add(episode_key)
+                    order.append(episode_key)
+        rows = []
+        for instance_id, trial in order:
+            cells = []
+            for table in per_run:
+                s = table.get((instance_id, trial))
+                cells.append(
+                    None
+                    if s is None
+                    else {"n": s["n"], "status": s["status"], "steps": s["steps"], **s["metrics"]}
+                )
+            rows.append({"instance_id": instance_id, "trial": trial, "cells": cells})
+        columns = {c["key"]: c for run in runs for c in run["columns"]}
+        return {"runs": runs, "metrics": [columns[k] for k in metric_keys], "rows": rows}
+
+    def plot_file(self, key: str, name: str) -> Path:
+        """A figure of a run's `plots/` folder, by file name only."""
+        entry = self.run(key)
+        plots_dir = (entry.path / "plots").resolve()
+        if "/" in name or "\\" in name or name.startswith("."):
+            raise NotFound(f"no figure {name!r} in run {key!r}")
+        path = (plots_dir / name).resolve()
+        if (
+            path.parent != plots_dir
+            or path.suffix.lower() not in _PLOT_SUFFIXES
+            or not path.is_file()
+        ):
+            raise NotFound(f"no figure {name!r} in run {key!r}")
+        return path
+
+    def report_file(self, key: str) -> Path:
+        path = self.run(key).path / "report.html"
+        if not path.is_file():
+            raise NotFound(f"run {key!r} has no report.html")
+        return path
+
+
+def _run_dirs(root: Path, depth: int = 0) -> Iterator[Path]:
+    if (root / SPEC_FILE).is_file() and (root / EPISODES_FILE).is_file():
+        yield root
+        return
+    if depth >= _MAX_DEPTH:
+        return
+    try:
+        children = sorted(os.scandir(root), key=lambda d: d.name)
+    except OSError:
+        return
+    for child in children:
+        if child.name.startswith(".") or not child.is_dir(follow_symlinks=False):
+            continue
+        yield from _run_dirs(Path(child.path), depth + 1)
+
+
+def _key(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def table_json(table: Table) -> dict[str, Any]:
+    """A report table as the app draws it: each cell its text, and its number for sorting."""
+    return {
+        "title": table.title,
+        "note": table.note,
+        "header": table.header,
+        "groups": [list(g) for g in table.groups],
+        "rows": [[_cell(c) for c in row] for row in table.rows],
+    }
+
+
+def _cell(value: Any) -> list[Any]:
+    raw = getattr(value, "value", value)
+    return [format_value(value), raw if is_numeric(value) else None]
+
+
+def metric_columns(bench: Benchmark, summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The numeric per-episode metrics the episode list shows, with their labels: keys in the
+    order the episodes have them."""
+    keys: list[str] = []
+    for s in summaries[:200]:
+        for k, v in s["metrics"].items():
+            if k not in keys and k != "steps" and (v is None or isinstance(v, int | float)):
+                keys.append(k)
+    columns = []
+    for k in keys:
+        spec = bench.metric_specs.get(k)
+        columns.append(
+            {
+                "key": k,
+                "label": spec.label if spec else k,
+                "direction": spec.direction if spec else "none",
+            }
+        )
+    return columns
+
+
+def error_groups(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Errored episodes grouped by the first line of their error (numbers and quoted names
+    blanked, so one cause is one group), largest first."""
+    groups: dict[str, dict[str, Any]] = {}
+    for s in summaries:
+        if s["status"] != "error":
+            continue
+        cause = _cause(s.get("error") or "unknown error")
+        group = groups.setdefault(cause, {"cause": cause, "count": 0, "episodes": []})
+        group["count"] += 1
+        if len(group["episodes"]) < 50:
+            group["episodes"].append(
+                {"n": s["n"], "instance_id": s["instance_id"], "trial": s["trial"]}
+            )
+        group.setdefault("example", s.get("error"))
+    return sorted(groups.values(), key=lambda g: -g["count"])
+
+
+def _cause(error: str) -> str:
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", error)
+    return re.sub(r"\d+(\.\d+)?", "N", text)[:200]

@@ -1,0 +1,293 @@
+"""Byte-offset indexes of a run directory: a viewer lists and opens episodes of any size of run
+without reading a whole `episodes.jsonl` or `texts.jsonl`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from forkingpaths.core.errors import InvalidFile
+from forkingpaths.core.records import RECORD_SCHEMA_VERSION, EpisodeRecord
+from forkingpaths.runner.rundir import EPISODES_FILE, INDEX_FILE, episode_summary
+from forkingpaths.runner.transcripts import TEXTS_FILE
+
+log = logging.getLogger(__name__)
+
+_BLOCK_BYTES = 16 << 20
+"""How much of a file one scan reads at a time."""
+_TEXT_ID_PREFIX = b'{"id":"'
+_TEXT_ID_CHARS = 14
+"""A text-store line starts `{"id":"<14 characters>"`: the store writes the id first."""
+_MESSAGE_CACHE = 4096
+"""Text-store lines kept parsed per run (a history that every call repeats is read once)."""
+
+
+class EpisodeIndex:
+    """Where each episode of a run lies in `episodes.jsonl`, with its summary, in the order
+    `load_records` gives: a retried episode takes its first attempt's place. Built from the
+    run's `episodes.index.jsonl` where that matches the records, by reading the records past it
+    otherwise (runs written before the index existed), and extended as a running run appends."""
+
+    def __init__(self, run_path: Path) -> None:
+        self.path = Path(run_path)
+        self._lock = threading.Lock()
+        self.version = 0
+        """Bumped whenever the entries change (a cache key for their serialised form)."""
+        self._reset()
+
+    def _reset(self) -> None:
+        self._entries: list[dict[str, Any]] = []
+        self._where: dict[tuple[str, int], int] = {}
+        self._end = 0  # bytes of episodes.jsonl indexed so far
+        self._index_pos = 0  # bytes of episodes.index.jsonl read so far
+        self._trust_index = True
+
+    @property
+    def episodes_path(self) -> Path:
+        return self.path / EPISODES_FILE
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The episodes' summaries, each with its number `n`, offset and length (a copy of the
+        list, fresh from disk)."""
+        self.refresh()
+        return list(self._entries)
+
+    def entry(self, number: int) -> dict[str, Any]:
+        self.refresh()
+        if not 0 <= number < len(self._entries):
+            raise KeyError(number)
+        return self._entries[number]
+
+    def find(self, instance_id: str, trial: int) -> int | None:
+        self.refresh()
+        return self._where.get((instance_id, trial))
+
+    def refresh(self) -> None:
+        """Take in what was appended since the last look; a file that shrank (a run deleted and
+        written again) is indexed afresh."""
+        with self._lock:
+            try:
+                size = self.episodes_path.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            if size < self._end:
+                self._reset()
+            if size == self._end:
+                return
+            if self._trust_index:
+                self._read_index(size)
+            if self._end < size:
+                self._scan_records(size)
+            self.version += 1
+
+    def _add(self, entry: dict[str, Any]) -> None:
+        key = (entry["instance_id"], entry["trial"])
+        number = self._where.get(key)
+        if number is None:
+            number = len(self._entries)
+            self._where[key] = number
+            self._entries.append(entry)
+        else:
+            self._entries[number] = entry
+        entry["n"] = number
+        self._end = entry["offset"] + entry["length"]
+
+    def _read_index(self, size: int) -> None:
+        path = self.path / INDEX_FILE
+        if not path.exists():
+            self._trust_index = False
+            return
+        with path.open("rb") as handle:
+            handle.seek(self._index_pos)
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    break  # being written: read it next time
+                try:
+                    entry = json.loads(line)
+                    offset, length = int(entry["offset"]), int(entry["length"])
+                except (ValueError, KeyError, TypeError):
+                    self._trust_index = False
+                    return
+                if offset != self._end:
+                    # Not the next record (a torn record was cut on resume): from here on the
+                    # records themselves are read.
+                    self._trust_index = False
+                    return
+                if offset + length > size:
+                    return  # the record is not all on disk yet
+                self._index_pos += len(line)
+                self._add(entry)
+
+    def _scan_records(self, size: int) -> None:
+        with self.episodes_path.open("rb") as handle:
+            handle.seek(self._end)
+            offset = self._end
+            for line in handle:
+                if offset + len(line) > size or not line.endswith(b"\n"):
+                    break
+                length = len(line)
+                if line.strip():
+                    try:
+                        data = json.loads(line)
+                    except ValueError:
+                        data = None
+                    if isinstance(data, dict) and "instance_id" in data:
+                        self._add({"offset": offset, "length": length, **episode_summary(data)})
+                    else:
+                        log.warning(
+                            "%s: skipped an unreadable record at byte %d", self.path, offset
+                        )
+                offset += length
+                self._end = offset
+
+    def read(self, number: int) -> EpisodeRecord:
+        """The record of episode `number`, read by its offset (messages not loaded)."""
+        entry = self.entry(number)
+        with self.episodes_path.open("rb") as handle:
+            handle.seek(entry["offset"])
+            line = handle.read(entry["length"])
+        try:
+            record = EpisodeRecord.model_validate_json(line)
+        except ValidationError as exc:
+            raise InvalidFile(
+                f"{self.episodes_path}: the record at byte {entry['offset']} is not readable "
+                f"({exc.errors()[0]['msg']})"
+            ) from exc
+        if record.schema_version > RECORD_SCHEMA_VERSION:
+            raise InvalidFile(
+                f"{self.episodes_path}: record schema_version {record.schema_version} is newer "
+                f"than this forkingpaths understands ({RECORD_SCHEMA_VERSION})"
+            )
+        return record
+
+
+class TextIndex:
+    """Where each line of a run's text store lies, by id: sorted arrays of the ids and offsets
+    (22 bytes a line, so a store of millions of lines stays small in memory), extended as the
+    store grows. Lines are read and parsed only when a transcript asks for them."""
+
+    def __init__(self, run_path: Path) -> None:
+        self.path = Path(run_path) / TEXTS_FILE
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ids = np.empty(0, dtype=f"S{_TEXT_ID_CHARS}")
+        self._offsets = np.empty(0, dtype=np.int64)
+        self._end = 0
+        self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def refresh(self) -> None:
+        with self._lock:
+            try:
+                size = self.path.stat().st_size
+            except FileNotFoundError:
+                return
+            if size < self._end:
+                self._reset()
+            if size == self._end:
+                return
+            ids, offsets = [self._ids], [self._offsets]
+            with self.path.open("rb") as handle:
+                handle.seek(self._end)
+                base = self._end
+                while base < size:
+                    block = handle.read(min(_BLOCK_BYTES, size - base))
+                    if not block:
+                        break
+                    last = block.rfind(b"\n")
+                    if last < 0:
+                        if len(block) < _BLOCK_BYTES:
+                            break  # a line still being written
+                        block = block + handle.readline()  # a line longer than a block
+                        last = len(block) - 1
+                    block = block[: last + 1]
+                    handle.seek(base + len(block))
+                    block_ids, block_offsets = _line_ids(block, base)
+                    ids.append(block_ids)
+                    offsets.append(block_offsets)
+                    base += len(block)
+            all_ids = np.concatenate(ids)
+            all_offsets = np.concatenate(offsets)
+            order = np.argsort(all_ids, kind="stable")
+            self._ids, self._offsets, self._end = all_ids[order], all_offsets[order], base
+
+    def get(self, text_id: str) -> dict[str, Any]:
+        """The text-store line with this id, parsed."""
+        cached = self._cache.get(text_id)
+        if cached is not None:
+            self._cache.move_to_end(text_id)
+            return cached
+        key = np.array([text_id.encode()], dtype=f"S{_TEXT_ID_CHARS}")
+        at = int(np.searchsorted(self._ids, key[0]))
+        if at >= len(self._ids) or self._ids[at] != key[0]:
+            self.refresh()
+            at = int(np.searchsorted(self._ids, key[0]))
+            if at >= len(self._ids) or self._ids[at] != key[0]:
+                raise KeyError(text_id)
+        with self.path.open("rb") as handle:
+            handle.seek(int(self._offsets[at]))
+            entry = json.loads(handle.readline())
+        self._cache[text_id] = entry
+        if len(self._cache) > _MESSAGE_CACHE:
+            self._cache.popitem(last=False)
+        return entry
+
+    def messages(self, refs: list[str]) -> dict[str, list[Any]]:
+        """Every message in the chains ending at `refs`: id -> [parent id, role, text], each
+        message once (a history that many calls share is sent once)."""
+        self.refresh()
+        out: dict[str, list[Any]] = {}
+        for ref in refs:
+            mid: str | None = ref
+            while mid is not None and mid not in out:
+                try:
+                    entry = self.get(mid)
+                    text = "".join(self.get(cid)["text"] for cid in entry["chunks"])
+                except KeyError as exc:
+                    raise InvalidFile(
+                        f"{self.path}: a call refers to {exc.args[0]}, which the text store "
+                        "does not hold"
+                    ) from None
+                out[mid] = [entry["parent"], entry["role"], text]
+                mid = entry["parent"]
+        return out
+
+
+def _line_ids(block: bytes, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ids and offsets of the lines of a block of whole lines: found with array operations
+    where a line starts as the store writes it, parsed where it does not."""
+    data = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(data == ord("\n"))
+    starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
+    width = len(_TEXT_ID_PREFIX) + _TEXT_ID_CHARS + 1
+    fits = starts + width <= len(block)
+    ids = np.empty(len(starts), dtype=f"S{_TEXT_ID_CHARS}")
+    good = np.zeros(len(starts), dtype=bool)
+    if fits.any():
+        window = data[starts[fits, None] + np.arange(width)]
+        prefix = np.frombuffer(_TEXT_ID_PREFIX, dtype=np.uint8)
+        closes = window[:, -1] == ord('"')
+        matches = (window[:, : len(prefix)] == prefix).all(axis=1) & closes
+        id_bytes = np.ascontiguousarray(window[:, len(prefix) : len(prefix) + _TEXT_ID_CHARS])
+        fit_ids = id_bytes.view(f"S{_TEXT_ID_CHARS}").ravel()
+        ids[fits] = fit_ids
+        good[fits] = matches
+    for i in np.flatnonzero(~good):
+        start, end = int(starts[i]), int(ends[i])
+        line = block[start:end].strip()
+        if not line:
+            continue
+        try:
+            ids[i] = json.loads(line)["id"].encode()
+            good[i] = True
+        except (ValueError, KeyError, TypeError, AttributeError):
+            log.warning("text store: skipped an unreadable line at byte %d", base + start)
+    return ids[good], starts[good] + base

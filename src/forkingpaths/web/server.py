@@ -1,0 +1,198 @@
+"""The viewer's HTTP server (aiohttp): the app's files, each benchmark's view module, and the
+JSON of `Viewer`, read-only, on loopback by default."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from forkingpaths.core.errors import ForkingPathsError
+from forkingpaths.core.registry import benchmark_names, make_benchmark
+from forkingpaths.web.data import NotFound, Viewer
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+"""The app: index.html, its ES modules and its stylesheet."""
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'none'"
+)
+"""No inline script and nothing from elsewhere: a model's text that slipped past escaping still
+could not run."""
+
+_TYPES = {
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".html": "text/html",
+    ".svg": "image/svg+xml",
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def make_app(viewer: Viewer) -> web.Application:
+    """The web application over a Viewer (tests drive it with aiohttp's test client)."""
+    app = web.Application(middlewares=[_headers, _errors])
+    app["viewer"] = viewer
+    app.router.add_get("/", _index)
+    app.router.add_get("/static/{name}", _static)
+    app.router.add_get("/views/{benchmark}.js", _view_module)
+    app.router.add_get("/api/runs", _json_of(lambda v, q: v.runs()))
+    app.router.add_get("/api/run", _json_of(lambda v, q: v.run_page(_param(q, "run"))))
+    app.router.add_get("/api/episodes", _json_of(lambda v, q: v.episodes(_param(q, "run"))))
+    app.router.add_get("/api/episode", _json_of(_episode))
+    app.router.add_get("/api/messages", _json_of(_messages))
+    app.router.add_get("/api/compare", _json_of(_compare))
+    app.router.add_get("/files/plot", _plot)
+    return app
+
+
+@web.middleware
+async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    response = await handler(request)
+    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except NotFound as exc:
+        return web.json_response({"error": str(exc)}, status=404)
+    except ForkingPathsError as exc:
+        return web.json_response({"error": str(exc)}, status=400)
+    except Exception as exc:  # one broken run must not take the server down
+        log.exception("%s %s failed", request.method, request.path_qs)
+        return web.json_response({"error": f"{type(exc).__name__}: {exc}"}, status=500)
+
+
+class BadRequest(ForkingPathsError):
+    """A request missing a parameter or giving one of the wrong kind (HTTP 400)."""
+
+
+def _param(query: Any, name: str) -> str:
+    value = query.get(name)
+    if not value:
+        raise BadRequest(f"{name}: missing; give ?{name}=...")
+    return str(value)
+
+
+def _int_param(query: Any, name: str) -> int:
+    value = _param(query, name)
+    if not value.isdigit():
+        raise BadRequest(f"{name}: got {value!r}; allowed: a whole number >= 0")
+    return int(value)
+
+
+def _episode_number(viewer: Viewer, query: Any) -> int:
+    if "n" in query:
+        return _int_param(query, "n")
+    trial = _int_param(query, "trial") if "trial" in query else 0
+    return viewer.episode_number(_param(query, "run"), _param(query, "instance"), trial)
+
+
+def _episode(viewer: Viewer, query: Any) -> dict[str, Any]:
+    return viewer.episode(_param(query, "run"), _episode_number(viewer, query))
+
+
+def _messages(viewer: Viewer, query: Any) -> dict[str, Any]:
+    return viewer.messages(_param(query, "run"), _int_param(query, "n"))
+
+
+def _compare(viewer: Viewer, query: Any) -> dict[str, Any]:
+    keys = [k for k in _param(query, "runs").split(",") if k]
+    return viewer.compare(keys)
+
+
+def _json_of(build: Callable[[Viewer, Any], dict[str, Any]]) -> Handler:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        viewer: Viewer = request.app["viewer"]
+        # Files are read off the event loop, so a slow disk never stalls other requests.
+        payload = await asyncio.to_thread(build, viewer, request.query)
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+        return web.Response(
+            text=body, content_type="application/json", headers={"Cache-Control": "no-store"}
+        )
+
+    return handler
+
+
+async def _index(request: web.Request) -> web.StreamResponse:
+    return _file_response(STATIC_DIR / "index.html")
+
+
+async def _static(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["name"]
+    files = _static_files()
+    if name not in files:
+        raise web.HTTPNotFound()
+    return _file_response(files[name])
+
+
+@functools.cache
+def _static_files() -> dict[str, Path]:
+    """The app's files by name: only these are served (never a path built from the URL)."""
+    return {p.name: p for p in STATIC_DIR.iterdir() if p.is_file() and p.suffix in _TYPES}
+
+
+async def _view_module(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["benchmark"]
+    if name not in benchmark_names():
+        raise web.HTTPNotFound()
+    script = make_benchmark(name).view_script()
+    if script is None:
+        raise web.HTTPNotFound()
+    return _file_response(script)
+
+
+def _file_response(path: Path) -> web.StreamResponse:
+    content_type = _TYPES.get(path.suffix, "application/octet-stream")
+    return web.Response(
+        body=path.read_bytes(),
+        content_type=content_type,
+        charset="utf-8" if content_type.startswith("text") else None,
+        headers={"Cache-Control": "no-cache"},
+    )
+
+
+async def _plot(request: web.Request) -> web.StreamResponse:
+    viewer: Viewer = request.app["viewer"]
+    path = viewer.plot_file(_param(request.query, "run"), _param(request.query, "name"))
+    return web.FileResponse(path)
+
+
+async def serve(
+    viewer: Viewer,
+    host: str,
+    port: int,
+    ready: Callable[[str], None],
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve until cancelled (or `stop` is set); `ready` gets the address once it listens."""
+    runner = web.AppRunner(make_app(viewer), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        bound = sockets[0].getsockname()[1] if sockets else port
+        shown_host = f"[{host}]" if ":" in host else host
+        ready(f"http://{shown_host}:{bound}/")
+        await (stop.wait() if stop is not None else asyncio.Event().wait())
+    finally:
+        await runner.cleanup()

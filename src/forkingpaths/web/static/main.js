@@ -1,0 +1,4 @@
+// The viewer's entry point.
+import { start } from "./app.js";
+
+start();
