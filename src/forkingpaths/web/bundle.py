@@ -198,6 +198,7 @@ def _view_scripts(viewer: Viewer, entries: Iterable[Any]) -> dict[str, Path]:
 def _bundle_index(template: Path) -> str:
     html = template.read_text(encoding="utf-8")
     scripts = (
-        '<script src="data/manifest.js"></script>\n<script src="static/app.bundle.js"></script>'
+        '<script defer src="data/manifest.js"></script>\n'
+        '<script defer src="static/app.bundle.js"></script>'
     )
     return html.replace('<script type="module" src="static/main.js"></script>', scripts)

@@ -34,6 +34,18 @@ _MAX_DEPTH = 3
 """How deep under the runs folder runs are looked for (a reproduction's runs sit one level in)."""
 _RUNNING_WINDOW_S = 120.0
 """A run without a final metrics.json whose records changed this recently is shown as running."""
+EPISODE_FIELDS = (
+    "n",
+    "instance_id",
+    "trial",
+    "status",
+    "error",
+    "steps",
+    "calls",
+    "tokens",
+    "cost_usd",
+)
+"""The columns of the episode list before the metrics."""
 _PLOT_SUFFIXES = frozenset({".png", ".svg", ".jpg", ".jpeg"})
 """What a run's `plots/` may serve."""
 
@@ -53,6 +65,8 @@ class RunEntry:
     _texts: TextIndex | None = None
     _header: tuple[float, RunHeader] | None = None
     _metrics: tuple[float, dict[str, Any] | None] | None = None
+    episodes_body: tuple[int, bytes] | None = None
+    """The episode list's JSON and the index version it was made from."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -255,13 +269,44 @@ class Viewer:
         return f"views/{bench.name}.js" if bench.view_script() is not None else None
 
     def episodes(self, key: str) -> dict[str, Any]:
-        """Every episode's summary (number, key, status, size, usage, scalar metrics)."""
+        """Every episode's summary as columns and rows (a list of 10,000 episodes stays a few
+        MB): number, instance, trial, status, error, steps, calls, tokens, cost, then the
+        scalar metrics as `metrics.KEY` and the outcome's other scalars as `outcome.KEY`."""
         entry = self.run(key)
+        summaries = entry.episodes.entries()
+        metric_keys: list[str] = []
+        outcome_keys: list[str] = []
+        for s in summaries:
+            metric_keys += [k for k in s["metrics"] if k not in metric_keys]
+        for s in summaries:
+            outcome_keys += [
+                k for k in s["outcome"] if k not in metric_keys and k not in outcome_keys
+            ]
         rows = [
-            {k: v for k, v in s.items() if k not in ("offset", "length")}
-            for s in entry.episodes.entries()
+            [
+                *(s[c] for c in EPISODE_FIELDS),
+                *(s["metrics"].get(k) for k in metric_keys),
+                *(s["outcome"].get(k) for k in outcome_keys),
+            ]
+            for s in summaries
         ]
-        return {"run": key, "episodes": rows}
+        columns = [
+            *EPISODE_FIELDS,
+            *(f"metrics.{k}" for k in metric_keys),
+            *(f"outcome.{k}" for k in outcome_keys),
+        ]
+        return {"run": key, "columns": columns, "rows": rows}
+
+    def episodes_body(self, key: str) -> bytes:
+        """`episodes` as JSON, kept until the run's records change."""
+        entry = self.run(key)
+        entry.episodes.refresh()
+        version = entry.episodes.version
+        cached = entry.episodes_body
+        if cached is None or cached[0] != version:
+            body = json.dumps(self.episodes(key), ensure_ascii=False, separators=(",", ":"))
+            cached = entry.episodes_body = (version, body.encode())
+        return cached[1]
 
     def episode_number(self, key: str, instance_id: str, trial: int) -> int:
         number = self.run(key).episodes.find(instance_id, trial)

@@ -37,19 +37,22 @@ _TYPES = {
     ".svg": "image/svg+xml",
 }
 
+VIEWER = web.AppKey("viewer", Viewer)
+"""The application's Viewer."""
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def make_app(viewer: Viewer) -> web.Application:
     """The web application over a Viewer (tests drive it with aiohttp's test client)."""
     app = web.Application(middlewares=[_headers, _errors])
-    app["viewer"] = viewer
+    app[VIEWER] = viewer
     app.router.add_get("/", _index)
     app.router.add_get("/static/{name}", _static)
     app.router.add_get("/views/{benchmark}.js", _view_module)
     app.router.add_get("/api/runs", _json_of(lambda v, q: v.runs()))
     app.router.add_get("/api/run", _json_of(lambda v, q: v.run_page(_param(q, "run"))))
-    app.router.add_get("/api/episodes", _json_of(lambda v, q: v.episodes(_param(q, "run"))))
+    app.router.add_get("/api/episodes", _episodes)
     app.router.add_get("/api/episode", _json_of(_episode))
     app.router.add_get("/api/messages", _json_of(_messages))
     app.router.add_get("/api/compare", _json_of(_compare))
@@ -121,7 +124,7 @@ def _compare(viewer: Viewer, query: Any) -> dict[str, Any]:
 
 def _json_of(build: Callable[[Viewer, Any], dict[str, Any]]) -> Handler:
     async def handler(request: web.Request) -> web.StreamResponse:
-        viewer: Viewer = request.app["viewer"]
+        viewer = request.app[VIEWER]
         # Files are read off the event loop, so a slow disk never stalls other requests.
         payload = await asyncio.to_thread(build, viewer, request.query)
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -130,6 +133,14 @@ def _json_of(build: Callable[[Viewer, Any], dict[str, Any]]) -> Handler:
         )
 
     return handler
+
+
+async def _episodes(request: web.Request) -> web.StreamResponse:
+    viewer = request.app[VIEWER]
+    body = await asyncio.to_thread(viewer.episodes_body, _param(request.query, "run"))
+    return web.Response(
+        body=body, content_type="application/json", headers={"Cache-Control": "no-store"}
+    )
 
 
 async def _index(request: web.Request) -> web.StreamResponse:
@@ -171,7 +182,7 @@ def _file_response(path: Path) -> web.StreamResponse:
 
 
 async def _plot(request: web.Request) -> web.StreamResponse:
-    viewer: Viewer = request.app["viewer"]
+    viewer = request.app[VIEWER]
     path = viewer.plot_file(_param(request.query, "run"), _param(request.query, "name"))
     return web.FileResponse(path)
 

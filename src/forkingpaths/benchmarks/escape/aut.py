@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from forkingpaths.benchmarks.escape.aut_agents import DEFAULT_TEMPERATURE
 from forkingpaths.benchmarks.escape.aut_env import DEFAULT_RUNS, AUTEnv, AUTObject, load_aut_objects
 from forkingpaths.benchmarks.escape.aut_judge import AUT_CRITERIA
+from forkingpaths.benchmarks.escape.view import aut_world_view
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
@@ -217,6 +218,10 @@ class AUTBenchmark(Benchmark):
             }
         )
         return out
+
+    def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:
+        """The object's runs with each use's ratings (`view.aut_world_view`)."""
+        return aut_world_view(self, record)
 
 
 def _run_scores(step: StepRecord) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from forkingpaths.benchmarks.escape.metrics import (
 from forkingpaths.benchmarks.escape.plots import path_table_plot
 from forkingpaths.benchmarks.escape.reproduce import reproductions
 from forkingpaths.benchmarks.escape.schema import Scenario, load_scenario
+from forkingpaths.benchmarks.escape.view import escape_world_view
 from forkingpaths.core.benchmark import (
     AgentSpec,
     Benchmark,
@@ -409,6 +410,11 @@ class EscapeBenchmark(Benchmark):
     def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
         plot = path_table_plot(records, out_dir)
         return [plot] if plot is not None else []
+
+    def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:
+        """Attempt lanes, gold paths, forbidden finish actions, meaningless streaks, judge
+        scores, and the scene and bag per position (`view.escape_world_view`)."""
+        return escape_world_view(self, record)
 
     def reproductions(self) -> list[Reproduction]:
         """Tables 1-4, 10 and 15 of the MUTATE paper (Table 4 runs on aut-v1)."""

@@ -18,6 +18,7 @@ from forkingpaths.benchmarks.griddag.metric import score_trajectory
 from forkingpaths.benchmarks.griddag.plots import write_compare_plots, write_report_plots
 from forkingpaths.benchmarks.griddag.reproduce import reproductions
 from forkingpaths.benchmarks.griddag.semantic import SEMANTIC_MAP_IDS, load_semantic_world
+from forkingpaths.benchmarks.griddag.view import world_view
 from forkingpaths.benchmarks.griddag.world import BUDGET_ALPHA, World
 from forkingpaths.core.benchmark import (
     AgentSpec,
@@ -233,6 +234,11 @@ class GridDagBenchmark(Benchmark):
 
     def reproductions(self) -> list[Reproduction]:
         return reproductions(self)
+
+    def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:
+        """The grid under the agent's fog of war, its path by Table 1 case with the stale score,
+        and the task DAG as revealed, per position (`view.py`, drawn by `web/view.js`)."""
+        return world_view(self, record)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

@@ -20,6 +20,7 @@ from forkingpaths.benchmarks.turtlesoup.importers import load_corpus
 from forkingpaths.benchmarks.turtlesoup.puzzles import Puzzle
 from forkingpaths.benchmarks.turtlesoup.reproduce import reproductions
 from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED
+from forkingpaths.benchmarks.turtlesoup.view import world_view
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
@@ -306,6 +307,16 @@ class TurtleSoupBenchmark(Benchmark):
             )
 
     # ---- metrics ----
+
+    def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:
+        """The dialogue, Mosaic-Agent's belief and genre per position and the summary against
+        the gold points (`view.world_view`); the puzzle adds its title, bottom and Key Clue
+        Library when this benchmark's corpus still has it."""
+        try:
+            puzzle = self.corpus().get(record.instance_id)
+        except ConfigError:
+            puzzle = None
+        return world_view(record, puzzle)
 
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
         outcome = record.outcome

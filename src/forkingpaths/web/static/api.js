@@ -49,6 +49,20 @@ export async function getJSON(endpoint, params) {
   return body;
 }
 
+// The episode list arrives as columns and rows; the pages read it as one object per episode.
+export function episodeRows(payload) {
+  const columns = payload.columns;
+  return payload.rows.map((row) => {
+    const episode = { metrics: {}, outcome: {} };
+    columns.forEach((column, i) => {
+      const dot = column.indexOf(".");
+      if (dot < 0) episode[column] = row[i];
+      else if (row[i] !== null && row[i] !== undefined) episode[column.slice(0, dot)][column.slice(dot + 1)] = row[i];
+    });
+    return episode;
+  });
+}
+
 export function plotURL(run, name) {
   if (bundled) return window.FP_BUNDLE.plots[`${run}/${name}`] || "";
   return `files/plot?${new URLSearchParams({ run, name }).toString()}`;

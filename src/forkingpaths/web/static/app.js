@@ -1,6 +1,6 @@
 // The viewer's pages: runs, a run, an episode with its world view, and a comparison.
 import { add, badge, colors, diff, el, formatNumber, lineChart, svg, table, textBlock } from "./ui.js";
-import { bundled, getJSON, loadView, plotURL } from "./api.js";
+import { bundled, episodeRows, getJSON, loadView, plotURL } from "./api.js";
 
 const PAGE_ROWS = 200;
 const POLL_MS = 3000;
@@ -302,7 +302,7 @@ function reportTable(t) {
 async function runPage(content, key, token) {
   const [page, list] = await Promise.all([getJSON("run", { run: key }), getJSON("episodes", { run: key })]);
   const run = page.run;
-  let episodes = list.episodes;
+  let episodes = episodeRows(list);
   const state = { filter: "", status: "", sort: undefined, desc: false };
   const holder = el("div");
   const count = el("span", { class: "muted" });
@@ -394,7 +394,7 @@ async function runPage(content, key, token) {
     if (run.status === "running") {
       pollTimer = setInterval(async () => {
         if (token !== pageToken) return;
-        episodes = (await getJSON("episodes", { run: key })).episodes;
+        episodes = episodeRows(await getJSON("episodes", { run: key }));
         render();
       }, POLL_MS);
     }

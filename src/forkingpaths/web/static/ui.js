@@ -112,8 +112,8 @@ export function lineChart(options) {
   const plotH = height - pad.top - pad.bottom - legendHeight;
   const n = Math.max(1, ...series.map((s) => s.values.length));
   const ys = series.flatMap((s) => s.values.filter((v) => typeof v === "number" && isFinite(v)));
-  let lo = ys.length ? Math.min(...ys) : 0;
-  let hi = ys.length ? Math.max(...ys) : 1;
+  let lo = typeof options.yMin === "number" ? options.yMin : ys.length ? Math.min(...ys) : 0;
+  let hi = typeof options.yMax === "number" ? options.yMax : ys.length ? Math.max(...ys) : 1;
   if (lo === hi) {
     lo -= 1;
     hi += 1;
