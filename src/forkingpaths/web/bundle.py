@@ -201,4 +201,5 @@ def _bundle_index(template: Path) -> str:
         '<script defer src="data/manifest.js"></script>\n'
         '<script defer src="static/app.bundle.js"></script>'
     )
+    html = re.sub(r'<link rel="modulepreload"[^>]*>\n', "", html)
     return html.replace('<script type="module" src="static/main.js"></script>', scripts)

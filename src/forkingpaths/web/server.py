@@ -49,6 +49,7 @@ def make_app(viewer: Viewer) -> web.Application:
     app[VIEWER] = viewer
     app.router.add_get("/", _index)
     app.router.add_get("/static/{name}", _static)
+    app.router.add_get("/favicon.ico", lambda request: _no_content())
     app.router.add_get("/views/{benchmark}.js", _view_module)
     app.router.add_get("/api/runs", _json_of(lambda v, q: v.runs()))
     app.router.add_get("/api/run", _json_of(lambda v, q: v.run_page(_param(q, "run"))))
@@ -141,6 +142,10 @@ async def _episodes(request: web.Request) -> web.StreamResponse:
     return web.Response(
         body=body, content_type="application/json", headers={"Cache-Control": "no-store"}
     )
+
+
+async def _no_content() -> web.StreamResponse:
+    return web.Response(status=204)
 
 
 async def _index(request: web.Request) -> web.StreamResponse:

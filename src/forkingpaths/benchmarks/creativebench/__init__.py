@@ -37,6 +37,9 @@ against is `docs/dev/creativebench.md`. Where each part of the paper lives:
 - Table 3 as a reproduction (`forkingpaths reproduce creativebench:table3`): `reproduce.py`
   and `data/published/table3.yaml`; the AlphaEvolve / GEPA / '+ EvoRePE' rows run from the
   optional inputs `alphaevolve_prompt`, `gepa_prompt`, `evorepe_vector`.
+- The run viewer (`forkingpaths view`): `view.py` builds an episode's world view (the task, the
+  program beside its novelty baseline, the sandbox's and the constraints' verdicts, the terms of
+  Eq. 3-5), drawn by `web/view.js`.
 - `cli.py`: `forkingpaths creativebench ...` (import, exec, serve, novelty, robustness, ttest,
   build-combo, build-explore, evolve, evorepe-vector).
 """

@@ -39,6 +39,7 @@ from forkingpaths.benchmarks.creativebench.tasks import (
     load_combo,
     load_explore,
 )
+from forkingpaths.benchmarks.creativebench.view import creative_world_view
 from forkingpaths.core.agent import Agent
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
@@ -399,6 +400,14 @@ class CreativeBenchmark(Benchmark):
 
     async def aclose(self) -> None:
         await self.services.aclose()
+
+    # ---- viewer ----
+
+    def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:
+        """The task, the program beside the solutions its novelty is measured against, the
+        sandbox verdicts, each constraint's verdict and the novelty terms (`view.py`)."""
+        combo, explore = self._tasks()
+        return creative_world_view(record, combo, explore)
 
     # ---- metrics ----
 

@@ -27,6 +27,7 @@ from forkingpaths.benchmarks.eeb.maze_levels import (
 from forkingpaths.benchmarks.eeb.pinning import check_pinned
 from forkingpaths.benchmarks.eeb.reproduce import reproductions
 from forkingpaths.benchmarks.eeb.scoring import SCORINGS, score_variants
+from forkingpaths.benchmarks.eeb.view import eeb_world_view
 from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
@@ -357,6 +358,11 @@ class EEBBenchmark(Benchmark):
     def reproductions(self) -> list[Reproduction]:
         """`forkingpaths reproduce eeb:table4` ... `eeb:table7` (reproduce.py)."""
         return reproductions()
+
+    def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:
+        """The maze map (observed and full, with fog) or the match-2 board per position, with
+        the truths the agent played with (view.py)."""
+        return eeb_world_view(self, record)
 
     # ---- scoring ----
 

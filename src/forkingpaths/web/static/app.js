@@ -2,8 +2,9 @@
 import { add, badge, colors, diff, el, formatNumber, lineChart, svg, table, textBlock } from "./ui.js";
 import { bundled, episodeRows, getJSON, loadView, plotURL } from "./api.js";
 
-const PAGE_ROWS = 200;
+const PAGE_ROWS = 100;
 const POLL_MS = 3000;
+const ACTION_CHARS = 160;
 
 let pollTimer = null;
 let pageToken = 0;
@@ -380,7 +381,8 @@ async function runPage(content, key, token) {
   if (runTable) add(content, el("details", null, el("summary", null, "Run settings"), reportTable(runTable)));
   render();
   if (!bundled) {
-    getJSON("runs", {})
+    // After the page is drawn: the other runs only fill the "compare with" menu.
+    const otherRuns = () => getJSON("runs", {})
       .then((all) => {
         const same = all.runs.filter((r) => r.benchmark === run.benchmark && r.key !== key);
         if (!same.length) return;
@@ -391,6 +393,7 @@ async function runPage(content, key, token) {
         others.replaceChildren(select);
       })
       .catch(() => {});
+    setTimeout(otherRuns, 300);
     if (run.status === "running") {
       pollTimer = setInterval(async () => {
         if (token !== pageToken) return;
@@ -429,7 +432,9 @@ function callRow(call, index, getMessages) {
       chain.reverse();
       const inline = (call.messages || []).map((m) => [m.role, m.content]);
       const shown = chain.length ? chain : inline;
-      details.replaceChildren(
+      details.replaceChildren();
+      add(
+        details,
         call.params ? el("p", { class: "muted mono small" }, `params: ${JSON.stringify(call.params)}`) : null,
         shown.length ? null : el("p", { class: "muted" }, "No messages recorded (a record older than schema 2)."),
         shown.map(([role, text]) => el("div", { class: `message role-${role}` }, el("div", { class: "role" }, role), textBlock(text))),
@@ -471,13 +476,14 @@ function stepCard(step, selected, onSelect, getMessages) {
     "div",
     { class: "step-head", onclick: onSelect },
     el("span", { class: "step-n" }, `step ${step.index}`),
-    el("span", { class: "action mono" }, step.action),
+    el("span", { class: "action mono", title: step.action.length > ACTION_CHARS ? "the full action is below" : null }, step.action.length > ACTION_CHARS ? `${step.action.slice(0, ACTION_CHARS)}…` : step.action),
     flags,
     step.calls.length ? el("span", { class: "muted small" }, ` ${step.calls.length} call${step.calls.length > 1 ? "s" : ""}`) : null,
   );
   const card = el("div", { class: `step${selected ? " selected" : ""}${step.valid ? "" : " invalid"}`, id: `step-${step.index}` }, head);
   if (selected) {
     add(card, 
+      step.action.length > ACTION_CHARS ? el("div", { class: "field" }, el("div", { class: "label" }, "action"), textBlock(step.action)) : null,
       step.thought ? el("div", { class: "field" }, el("div", { class: "label" }, "thought"), textBlock(step.thought)) : null,
       el("div", { class: "field" }, el("div", { class: "label" }, "feedback"), textBlock(step.feedback)),
       el("details", null, el("summary", null, "observation the agent acted on"), textBlock(step.observation)),
@@ -486,6 +492,11 @@ function stepCard(step, selected, onSelect, getMessages) {
     );
   }
   return card;
+}
+
+function chip(key, value) {
+  const text = typeof value === "string" ? value : formatNumber(value);
+  return el("span", { class: "chip", title: `${key}: ${text}` }, el("span", { class: "muted" }, `${key} `), text);
 }
 
 async function episodePage(content, key, n, query, token) {
@@ -515,7 +526,7 @@ async function episodePage(content, key, n, query, token) {
     const step = steps[position - 1];
     posLabel.textContent = position === 0 ? `position 0 of ${steps.length}: after reset` : `position ${position} of ${steps.length}: after step ${position - 1} (${(step.action || "").slice(0, 60)})`;
     if (!module || typeof module.renderWorld !== "function") {
-      worldBox.replaceChildren(el("p", { class: data.world_error ? "error" : "muted" }, data.world_error ? `world view failed: ${data.world_error}` : "This benchmark has no world view; the timeline shows every step."));
+      worldBox.replaceChildren(el("p", { class: data.world_error ? "error" : "muted" }, data.world_error ? `world view failed: ${data.world_error}` : data.view_script ? "No world view for this episode: its benchmark could not rebuild the world from this record (the timeline shows every step)." : "This benchmark has no world view; the timeline shows every step."));
       return;
     }
     const holder = el("div");
@@ -576,8 +587,8 @@ async function episodePage(content, key, n, query, token) {
     el(
       "div",
       { class: "episode-metrics" },
-      metrics.length ? table(["metric", "value"], metrics.map(([k, v]) => [k, formatNumber(v)])) : null,
-      outcome.length ? table(["outcome", "value"], outcome.map(([k, v]) => [k, typeof v === "string" ? v : formatNumber(v)])) : null,
+      metrics.length ? el("div", { class: "chips" }, el("span", { class: "label" }, "metrics"), metrics.map(([k, v]) => chip(k, v))) : null,
+      outcome.length ? el("div", { class: "chips" }, el("span", { class: "label" }, "outcome"), outcome.map(([k, v]) => chip(k, v))) : null,
     ),
     el(
       "div",
