@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUNS_DIR ?= runs
 
-.PHONY: run test test-realmodel setup setup-dev setup-local run-local bwrap sandbox lint bench clean
+.PHONY: run test test-realmodel setup setup-dev setup-local run-local bwrap sandbox chromium lint bench clean
 
 # llama.cpp is compiled from source by pip (3.5 min measured on the 2-core machine; then pip's
 # wheel cache makes a reinstall take seconds).
@@ -44,6 +44,14 @@ bwrap:
 		&& apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; } \
 		|| echo "bubblewrap not installed: the sandbox will use namespaces + rlimits"
 
+# The viewer's browser tests drive Debian's chromium through Playwright (`playwright install`
+# cannot download browsers here): installed with apt where it is missing and we are root.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+		&& apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+		|| echo "chromium not installed (apt-get install chromium): the browser tests skip here and fail under CI"
+
 sandbox: bwrap
 	PYTHON=$(PYTHON) scripts/make_sandbox_env.sh
 
@@ -67,7 +75,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint bwrap sandbox
+test: lint bwrap sandbox chromium
 	$(BIN)/pytest
 
 # The short real-model tests: SmolLM2 through llama.cpp's server (builds the `local` extra once).
@@ -86,6 +94,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_sandbox.py
 	$(BIN)/python benchmarks/bench_novelty.py
 	$(BIN)/python benchmarks/bench_record_bytes.py
+	$(BIN)/python benchmarks/bench_viewer.py
 
 clean:
 	rm -rf $(VENV) .sandbox-venv .pytest_cache .ruff_cache

@@ -40,6 +40,8 @@ LAYERS = [
         "forkingpaths.runner.local_suite",
         "forkingpaths.runner.reproduce",
     ),
+    # The viewer reads run directories and draws the report's tables.
+    ("forkingpaths.web",),
     # The command line, a benchmark's commands included (they start runs: human play).
     (
         "forkingpaths.gym",

@@ -17,6 +17,8 @@ from forkingpaths.core.registry import make_benchmark
 from forkingpaths.runner.reproduce import ReproOutcome, run_reproduction
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import load_records
+from forkingpaths.web.bundle import write_bundle
+from forkingpaths.web.data import Viewer
 
 
 def run(
@@ -114,4 +116,19 @@ def reproduce(
     )
 
 
-__all__ = ["load_records", "reproduce", "run"]
+def viewer(runs_dir: str | Path = "runs") -> Viewer:
+    """What `forkingpaths view` shows, as data: `.runs()`, `.run_page(key)`, `.episodes(key)`,
+    `.episode(key, n)` (the record and the benchmark's world view), `.compare([keys])`.
+
+    >>> viewer("runs").episode("griddag-main-frontier-nomodel-ab68a5", 0)["world"]  # doctest: +SKIP
+    """
+    return Viewer(Path(runs_dir))
+
+
+def bundle(out: str | Path, runs: list[str | Path]) -> Path:
+    """Write a static copy of runs (run directories or folders of runs) that opens from disk,
+    like `forkingpaths view --bundle OUT RUN...`; returns its index.html."""
+    return write_bundle(Path(out), [Path(r) for r in runs])
+
+
+__all__ = ["bundle", "load_records", "reproduce", "run", "viewer"]

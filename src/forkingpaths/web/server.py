@@ -49,7 +49,7 @@ def make_app(viewer: Viewer) -> web.Application:
     app[VIEWER] = viewer
     app.router.add_get("/", _index)
     app.router.add_get("/static/{name}", _static)
-    app.router.add_get("/favicon.ico", lambda request: _no_content())
+    app.router.add_get("/favicon.ico", _no_content)
     app.router.add_get("/views/{benchmark}.js", _view_module)
     app.router.add_get("/api/runs", _json_of(lambda v, q: v.runs()))
     app.router.add_get("/api/run", _json_of(lambda v, q: v.run_page(_param(q, "run"))))
@@ -144,7 +144,7 @@ async def _episodes(request: web.Request) -> web.StreamResponse:
     )
 
 
-async def _no_content() -> web.StreamResponse:
+async def _no_content(request: web.Request) -> web.StreamResponse:
     return web.Response(status=204)
 
 
