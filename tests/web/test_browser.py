@@ -141,9 +141,10 @@ def base_url(browser_runs: Path) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(browser_runs: Path) -> Iterator[Browser]:
-    # The runs are played first: Playwright's sync API holds an event loop once it starts.
+    # Playwright's sync API holds an event loop while it runs: the runs are played before it
+    # starts, and it stops with this module so later tests can start loops of their own.
     args = ["--no-sandbox"] if os.geteuid() == 0 else []
     with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=CHROMIUM, args=args)

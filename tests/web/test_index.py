@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from forkingpaths.core.records import EpisodeRecord, StepRecord
-from forkingpaths.runner.rundir import INDEX_FILE, RunDirectory, load_records
+from forkingpaths.runner.rundir import INDEX_FILE, RunDirectory, episode_summary, load_records
 from forkingpaths.runner.transcripts import TEXTS_FILE
 from forkingpaths.web.index import EpisodeIndex, TextIndex
 
@@ -149,3 +149,40 @@ def test_text_index_finds_lines_written_in_any_layout(tmp_path: Path) -> None:
     assert texts.get("EEEEEEEEEEEEEE")["text"] == "later"
     with pytest.raises(KeyError):
         texts.get("ZZZZZZZZZZZZZZ")
+
+
+def test_a_look_between_a_record_and_its_index_line_keeps_the_index(tmp_path: Path) -> None:
+    run = RunDirectory(tmp_path / "run")
+    run.path.mkdir()
+    run.append(_record("a"))
+    index = EpisodeIndex(run.path)
+    assert len(index.entries()) == 1
+    # The runner wrote a record; the viewer looks before its index line is written.
+    data = _record("b").model_dump(mode="json")
+    line = json.dumps(data, separators=(",", ":")) + "\n"
+    offset = (run.path / "episodes.jsonl").stat().st_size
+    with (run.path / "episodes.jsonl").open("a") as fh:
+        fh.write(line)
+    assert [e["instance_id"] for e in index.entries()] == ["a", "b"]
+    entry = {"offset": offset, "length": len(line.encode()), **episode_summary(data)}
+    with (run.path / INDEX_FILE).open("a") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    run.append(_record("c"))
+    assert [e["instance_id"] for e in index.entries()] == ["a", "b", "c"]
+    assert index._trust_index, "the index file is still read"
+
+
+def test_a_malformed_line_is_skipped_and_the_rest_still_listed(tmp_path: Path) -> None:
+    run = RunDirectory(tmp_path / "run")
+    run.path.mkdir()
+    run.append(_record("a"))
+    with (run.path / "episodes.jsonl").open("a") as fh:
+        fh.write('{"instance_id": "x", "steps": 5}\n')
+        fh.write('{"instance_id": 7, "trial": "one"}\n')
+        fh.write("[1, 2]\n")
+    (run.path / INDEX_FILE).unlink()
+    run.append(_record("b"))
+    index = EpisodeIndex(run.path)
+    assert [e["instance_id"] for e in index.entries()] == ["a", "b"]
+    assert index.read(1).instance_id == "b"
+    assert [r.instance_id for r in load_records(run.path, transcripts=False)] == ["a", "b"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -142,13 +143,42 @@ async def test_nothing_outside_the_runs_folder_or_the_app_is_served(
     client: TestClient, quick_runs: Path, path: str
 ) -> None:
     key = run_key(quick_runs, "griddag", "frontier")
-    plots = quick_runs / key / "plots"
-    if not (plots / "evil.png").exists():
-        (plots / "evil.png").symlink_to("/etc/passwd")
-    response = await client.get(path.replace("RUN", key))
+    evil = quick_runs / key / "plots" / "evil.png"
+    evil.symlink_to("/etc/passwd")
+    try:
+        response = await client.get(path.replace("RUN", key))
+    finally:
+        evil.unlink()
     assert response.status == 404
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
     body = await response.read()
     assert b"root:" not in body and b"import " not in body
+
+
+async def test_a_linked_plots_folder_outside_the_run_is_not_served(
+    quick_runs: Path, tmp_path: Path
+) -> None:
+    key = run_key(quick_runs, "griddag", "frontier")
+    runs = tmp_path / "runs"
+    shutil.copytree(quick_runs / key, runs / key)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.png").write_text("secret")
+    shutil.rmtree(runs / key / "plots")
+    (runs / key / "plots").symlink_to(outside)
+    async with TestClient(TestServer(make_app(Viewer(runs)))) as test_client:
+        page = await _json(test_client, f"/api/run?run={key}")
+        assert page["plots"] == []
+        response = await test_client.get(f"/files/plot?run={key}&name=secret.png")
+        assert response.status == 404
+
+
+async def test_a_request_to_another_host_name_is_refused(client: TestClient) -> None:
+    # A page whose name was pointed at 127.0.0.1 (DNS rebinding) sends its own name.
+    response = await client.get("/api/runs", headers={"Host": "attacker.example:8765"})
+    assert response.status == 421
+    for host in ("127.0.0.1:8765", "localhost", "[::1]:8765"):
+        assert (await client.get("/api/runs", headers={"Host": host})).status == 200
 
 
 @pytest.mark.parametrize(
@@ -156,6 +186,7 @@ async def test_nothing_outside_the_runs_folder_or_the_app_is_served(
     [
         ("/api/episode?run=RUN&n=abc", 400, "n: got 'abc'"),
         ("/api/episode?run=RUN&n=-1", 400, "n: got '-1'"),
+        ("/api/episode?run=RUN&n=%C2%B2", 400, "n: got '²'"),
         ("/api/episode?run=RUN&n=99999", 404, "no episode 99999"),
         ("/api/episode?run=RUN&instance=nope", 404, "no episode 'nope'"),
         ("/api/episode?n=0", 400, "run: missing"),
@@ -218,6 +249,20 @@ async def test_a_run_that_is_writing_shows_as_running_and_grows(tmp_path: Path) 
         assert second["episodes"]["recorded"] == 2
         listing = await _json(test_client, "/api/episodes?run=live")
         assert [row[1] for row in listing["rows"]] == ["low-easy-s0", "low-easy-s1"]
+
+
+async def test_a_metric_named_like_a_field_does_not_bend_compare(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        run = RunDirectory(tmp_path / name)
+        run.open(RunSpec(benchmark="griddag-v1", split="main", agent="frontier", seed=ord(name)))
+        record = _episode("low-easy-s0")
+        record.metrics = {"n": 99, "status": "bogus", "steps": -1, "success": True}
+        run.append(record)
+    async with TestClient(TestServer(make_app(Viewer(tmp_path)))) as test_client:
+        data = await _json(test_client, "/api/compare?runs=a,b")
+        cell = data["rows"][0]["cells"][0]
+        assert (cell["n"], cell["status"], cell["steps"]) == (0, "ok", 1)
+        assert cell["metrics"]["n"] == 99
 
 
 async def test_an_unreadable_run_is_listed_with_its_problem(tmp_path: Path) -> None:

@@ -130,6 +130,7 @@ def _write_suite_report(
         recomputed=True,
     )
     console.print(f"report: {report}")
+    console.print(f"browse every episode: forkingpaths view {suite_dir.parent}", highlight=False)
     return report
 
 
@@ -179,3 +180,6 @@ def print_run_summary(console: Console, bench: Benchmark, result: RunResult) -> 
         )
     console.print(f"run directory: {result.run_dir.path}")
     console.print(f"report: {result.run_dir.report_path}")
+    console.print(
+        f"browse its episodes: forkingpaths view {result.run_dir.path.parent}", highlight=False
+    )

@@ -1,6 +1,4 @@
-"""`forkingpaths view --bundle`: a static copy of runs that opens from disk (file://) or any static
-host: the app's modules joined into one classic script, and every answer the app would ask the
-server for written beforehand as a script file."""
+"""`forkingpaths view --bundle`: a static copy of runs that opens from disk or any static host."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.web.data import Viewer, _run_dirs
+from forkingpaths.web.data import Viewer, run_dirs
 from forkingpaths.web.server import STATIC_DIR
 
 log = logging.getLogger(__name__)
@@ -93,7 +91,7 @@ def run_paths(paths: Sequence[Path]) -> list[Path]:
             raise ConfigError(
                 f"RUN {path}: does not exist; give run directories or folders of runs"
             )
-        found = list(_run_dirs(path.resolve()))
+        found = list(run_dirs(path.resolve()))
         if not found:
             raise ConfigError(
                 f"RUN {path}: no run directory there (a run holds spec.json and episodes.jsonl)"
@@ -105,7 +103,9 @@ def run_paths(paths: Sequence[Path]) -> list[Path]:
 def write_bundle(
     out: Path, paths: Sequence[Path], progress: Callable[[int, int], None] | None = None
 ) -> Path:
-    """Write the static copy of the runs at `paths` into `out` and return its index.html."""
+    """Write the static copy of the runs at `paths` into `out` and return its index.html: the
+    app's modules joined into one classic script (a browser refuses ES modules from file://),
+    and every answer the app asks the server for written beforehand as a script file."""
     runs = run_paths(paths)
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
@@ -134,12 +134,13 @@ def write_bundle(
     listing = viewer.runs()
     put("runs", {}, listing)
     entries = viewer.discover()
-    total = sum(len(e.episodes.entries()) for e in entries)
+    total = sum(e.episodes.count() for e in entries)
     done = 0
     for r, entry in enumerate(entries):
-        put("run", {"run": entry.key}, viewer.run_page(entry.key))
+        page = viewer.run_page(entry.key)
+        put("run", {"run": entry.key}, page)
         put("episodes", {"run": entry.key}, viewer.episodes(entry.key))
-        for p, plot in enumerate(viewer.run_page(entry.key)["plots"]):
+        for p, plot in enumerate(page["plots"]):
             source = viewer.plot_file(entry.key, plot["name"])
             target = out / "plots" / str(r) / f"{p}{source.suffix.lower()}"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -195,11 +196,22 @@ def _view_scripts(viewer: Viewer, entries: Iterable[Any]) -> dict[str, Path]:
     return scripts
 
 
+BUNDLE_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'"
+)
+"""The server's policy, as a meta tag: the copy runs no script but its own files either."""
+
+
 def _bundle_index(template: Path) -> str:
     html = template.read_text(encoding="utf-8")
+    module = '<script type="module" src="static/main.js"></script>'
+    if module not in html:
+        raise BundleError(f"{template}: no {module} to replace with the bundle's scripts")
     scripts = (
+        f'<meta http-equiv="Content-Security-Policy" content="{BUNDLE_CSP}">\n'
         '<script defer src="data/manifest.js"></script>\n'
         '<script defer src="static/app.bundle.js"></script>'
     )
     html = re.sub(r'<link rel="modulepreload"[^>]*>\n', "", html)
-    return html.replace('<script type="module" src="static/main.js"></script>', scripts)
+    return html.replace(module, scripts)

@@ -1,5 +1,4 @@
-"""What the viewer shows, as JSON: the runs under a folder, a run, its episodes, one episode with
-its world view, a call's messages, a comparison. The server and the static bundle both serve it."""
+"""What the viewer shows, as JSON, for the server and the static bundle alike."""
 
 from __future__ import annotations
 
@@ -128,7 +127,7 @@ class Viewer:
     def discover(self) -> list[RunEntry]:
         """Every run directory under the folder (a folder holding spec.json and episodes.jsonl),
         newest first."""
-        found = self._only if self._only is not None else list(_run_dirs(self.runs_dir))
+        found = self._only if self._only is not None else list(run_dirs(self.runs_dir))
         with self._lock:
             entries = []
             for path in found:
@@ -148,6 +147,14 @@ class Viewer:
         if entry is None or not (entry.path / SPEC_FILE).is_file():
             raise NotFound(f"no run {key!r} under {self.runs_dir}")
         return entry
+
+    def _inside(self, entry: RunEntry, path: Path) -> bool:
+        """Whether `path`, links followed, lies in the run's folder (and that in the runs
+        folder, unless the runs were named one by one)."""
+        run = entry.path.resolve()
+        if self._only is None and not run.is_relative_to(self.runs_dir):
+            return False
+        return path.resolve().is_relative_to(run)
 
     def benchmark(self, header: RunHeader) -> Benchmark:
         """The run's benchmark with its options (one object per distinct spec, kept)."""
@@ -171,16 +178,13 @@ class Viewer:
                 rows.append(self._run_row(entry))
             except ForkingPathsError as exc:
                 rows.append({"key": entry.key, "status": "unreadable", "problem": str(exc)})
-        return {"runs_dir": str(self.runs_dir), "runs": rows, "now": time.time()}
+        return {"runs_dir": str(self.runs_dir), "runs": rows}
 
     def _run_row(self, entry: RunEntry) -> dict[str, Any]:
         header = entry.header()
         spec = header.spec
-        summaries = entry.episodes.entries()
         metrics = entry.metrics()
-        ok = sum(1 for s in summaries if s["status"] == "ok")
-        errored = len(summaries) - ok
-        planned = metrics["episodes"]["planned"] if metrics else None
+        tally = self._tally(entry, metrics)
         headline: list[dict[str, Any]] = []
         if metrics and metrics.get("metrics"):
             try:
@@ -200,9 +204,6 @@ class Viewer:
                         "text": format_value(values[key]),
                     }
                 )
-        usage = (metrics or {}).get("usage") or {}
-        tokens = sum(s["tokens"] for s in summaries)
-        cost = sum(s["cost_usd"] for s in summaries)
         return {
             "key": entry.key,
             "run_id": header.run_id,
@@ -213,27 +214,40 @@ class Viewer:
             "roles": {role: ref.model for role, ref in spec.roles.items()},
             "created_at": header.created_at,
             "updated": _mtime(entry.path / EPISODES_FILE),
-            "status": self._status(entry, metrics, len(summaries)),
-            "episodes": {"recorded": len(summaries), "ok": ok, "errored": errored},
-            "planned": planned,
+            "planned": metrics["episodes"]["planned"] if metrics else None,
             "headline": headline,
-            "tokens": tokens,
-            "cost_usd": round(cost, 6),
-            "calls": usage.get("calls", sum(s["calls"] for s in summaries)),
+            **tally,
         }
 
-    def _status(self, entry: RunEntry, metrics: dict[str, Any] | None, recorded: int) -> str:
+    def _tally(self, entry: RunEntry, metrics: dict[str, Any] | None) -> dict[str, Any]:
+        """Status, episode counts and usage: from metrics.json when it was written after the
+        last record (so listing finished runs never reads their records), else from the
+        episode index (a run still writing, or one stopped before it scored)."""
         episodes_mtime = _mtime(entry.path / EPISODES_FILE)
-        final = (
-            metrics is not None
-            and _mtime(entry.path / METRICS_FILE) >= episodes_mtime
-            and recorded >= metrics["episodes"]["planned"]
-        )
-        if final:
-            return "finished"
-        if time.time() - episodes_mtime < _RUNNING_WINDOW_S:
-            return "running"
-        return "incomplete"
+        if metrics is not None and _mtime(entry.path / METRICS_FILE) >= episodes_mtime:
+            counts, usage = metrics["episodes"], metrics.get("usage") or {}
+            recorded = counts["ok"] + counts["errored"]
+            return {
+                "status": "finished" if recorded >= counts["planned"] else "incomplete",
+                "episodes": {
+                    "recorded": recorded,
+                    "ok": counts["ok"],
+                    "errored": counts["errored"],
+                },
+                "tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
+                "cost_usd": usage.get("cost_usd", 0.0),
+                "calls": usage.get("calls", 0),
+            }
+        summaries = entry.episodes.entries()
+        ok = sum(1 for s in summaries if s["status"] == "ok")
+        running = time.time() - episodes_mtime < _RUNNING_WINDOW_S
+        return {
+            "status": "running" if running else "incomplete",
+            "episodes": {"recorded": len(summaries), "ok": ok, "errored": len(summaries) - ok},
+            "tokens": sum(s["tokens"] for s in summaries),
+            "cost_usd": round(sum(s["cost_usd"] for s in summaries), 6),
+            "calls": sum(s["calls"] for s in summaries),
+        }
 
     def run_page(self, key: str) -> dict[str, Any]:
         """A run: its row, the report's tables and figures, errors grouped by cause and the
@@ -251,18 +265,17 @@ class Viewer:
             "plots": self._plots(entry),
             "error_groups": error_groups(summaries),
             "columns": metric_columns(bench, summaries),
-            "has_report": (entry.path / "report.html").is_file(),
             "view_script": self.view_url(bench),
         }
 
     def _plots(self, entry: RunEntry) -> list[dict[str, Any]]:
         plots_dir = entry.path / "plots"
-        if not plots_dir.is_dir():
+        if not plots_dir.is_dir() or not self._inside(entry, plots_dir):
             return []
         return [
             {"name": p.name, "title": p.stem.replace("_", " ")}
             for p in sorted(plots_dir.iterdir())
-            if p.is_file() and p.suffix.lower() in _PLOT_SUFFIXES
+            if p.is_file() and p.suffix.lower() in _PLOT_SUFFIXES and self._inside(entry, p)
         ]
 
     def view_url(self, bench: Benchmark) -> str | None:
@@ -319,10 +332,9 @@ class Viewer:
         `messages`), and the benchmark's world view."""
         entry = self.run(key)
         try:
-            summary = entry.episodes.entry(number)
+            record = entry.episodes.read(number)
         except KeyError:
             raise NotFound(f"run {key!r} has no episode {number}") from None
-        record = entry.episodes.read(number)
         header = entry.header()
         bench = self.benchmark(header)
         world, world_error = None, None
@@ -333,13 +345,12 @@ class Viewer:
             world_error = f"{type(exc).__name__}: {exc}"
         data = record.model_dump(mode="json", exclude={"agent_state"})
         data["agent_state_keys"] = sorted(record.agent_state)
-        total = len(entry.episodes.entries())
+        total = entry.episodes.count()
         return {
             "run": key,
             "n": number,
             "episodes": total,
             "benchmark": bench.name,
-            "summary": {k: v for k, v in summary.items() if k not in ("offset", "length")},
             "record": data,
             "world": world,
             "world_error": world_error,
@@ -395,7 +406,12 @@ class Viewer:
                 cells.append(
                     None
                     if s is None
-                    else {"n": s["n"], "status": s["status"], "steps": s["steps"], **s["metrics"]}
+                    else {
+                        "n": s["n"],
+                        "status": s["status"],
+                        "steps": s["steps"],
+                        "metrics": s["metrics"],
+                    }
                 )
             rows.append({"instance_id": instance_id, "trial": trial, "cells": cells})
         columns = {c["key"]: c for run in runs for c in run["columns"]}
@@ -404,26 +420,12 @@ class Viewer:
     def plot_file(self, key: str, name: str) -> Path:
         """A figure of a run's `plots/` folder, by file name only."""
         entry = self.run(key)
-        plots_dir = (entry.path / "plots").resolve()
-        if "/" in name or "\\" in name or name.startswith("."):
+        if name not in {p["name"] for p in self._plots(entry)}:
             raise NotFound(f"no figure {name!r} in run {key!r}")
-        path = (plots_dir / name).resolve()
-        if (
-            path.parent != plots_dir
-            or path.suffix.lower() not in _PLOT_SUFFIXES
-            or not path.is_file()
-        ):
-            raise NotFound(f"no figure {name!r} in run {key!r}")
-        return path
-
-    def report_file(self, key: str) -> Path:
-        path = self.run(key).path / "report.html"
-        if not path.is_file():
-            raise NotFound(f"run {key!r} has no report.html")
-        return path
+        return entry.path / "plots" / name
 
 
-def _run_dirs(root: Path, depth: int = 0) -> Iterator[Path]:
+def run_dirs(root: Path, depth: int = 0) -> Iterator[Path]:
     if (root / SPEC_FILE).is_file() and (root / EPISODES_FILE).is_file():
         yield root
         return
@@ -436,7 +438,7 @@ def _run_dirs(root: Path, depth: int = 0) -> Iterator[Path]:
     for child in children:
         if child.name.startswith(".") or not child.is_dir(follow_symlinks=False):
             continue
-        yield from _run_dirs(Path(child.path), depth + 1)
+        yield from run_dirs(Path(child.path), depth + 1)
 
 
 def _key(path: Path, root: Path) -> str:

@@ -1,5 +1,4 @@
-"""Byte-offset indexes of a run directory: a viewer lists and opens episodes of any size of run
-without reading a whole `episodes.jsonl` or `texts.jsonl`."""
+"""Byte-offset indexes of a run's episodes and texts: no request reads a whole file."""
 
 from __future__ import annotations
 
@@ -25,6 +24,8 @@ _BLOCK_BYTES = 16 << 20
 _TEXT_ID_PREFIX = b'{"id":"'
 _TEXT_ID_CHARS = 14
 """A text-store line starts `{"id":"<14 characters>"`: the store writes the id first."""
+_MAX_SEGMENTS = 8
+"""Sorted stretches of a text index before they are merged into one."""
 _MESSAGE_CACHE = 4096
 """Text-store lines kept parsed per run (a history that every call repeats is read once)."""
 
@@ -43,6 +44,8 @@ class EpisodeIndex:
         self._reset()
 
     def _reset(self) -> None:
+        self.version += 1
+        self._inode: tuple[int, int] | None = None
         self._entries: list[dict[str, Any]] = []
         self._where: dict[tuple[str, int], int] = {}
         self._end = 0  # bytes of episodes.jsonl indexed so far
@@ -59,6 +62,10 @@ class EpisodeIndex:
         self.refresh()
         return list(self._entries)
 
+    def count(self) -> int:
+        self.refresh()
+        return len(self._entries)
+
     def entry(self, number: int) -> dict[str, Any]:
         self.refresh()
         if not 0 <= number < len(self._entries):
@@ -70,22 +77,29 @@ class EpisodeIndex:
         return self._where.get((instance_id, trial))
 
     def refresh(self) -> None:
-        """Take in what was appended since the last look; a file that shrank (a run deleted and
-        written again) is indexed afresh."""
+        """Take in what was appended since the last look; a file that shrank or was replaced (a
+        run deleted and written again) is indexed afresh."""
         with self._lock:
             try:
-                size = self.episodes_path.stat().st_size
+                stat = self.episodes_path.stat()
             except FileNotFoundError:
-                size = 0
-            if size < self._end:
+                if self._end:
+                    self._reset()
+                return
+            inode = (stat.st_dev, stat.st_ino)
+            if stat.st_size < self._end or (self._inode is not None and inode != self._inode):
                 self._reset()
+            self._inode = inode
+            size = stat.st_size
             if size == self._end:
                 return
+            before = (len(self._entries), self._end)
             if self._trust_index:
                 self._read_index(size)
             if self._end < size:
                 self._scan_records(size)
-            self.version += 1
+            if (len(self._entries), self._end) != before:
+                self.version += 1
 
     def _add(self, entry: dict[str, Any]) -> None:
         key = (entry["instance_id"], entry["trial"])
@@ -108,24 +122,34 @@ class EpisodeIndex:
             handle.seek(self._index_pos)
             for line in handle:
                 if not line.endswith(b"\n"):
-                    break  # being written: read it next time
+                    return  # being written: read it next time
                 try:
                     entry = json.loads(line)
                     offset, length = int(entry["offset"]), int(entry["length"])
-                except (ValueError, KeyError, TypeError):
-                    self._trust_index = False
-                    return
-                if offset != self._end:
-                    # Not the next record (a torn record was cut on resume): from here on the
-                    # records themselves are read.
+                    str(entry["instance_id"]), int(entry["trial"]), entry["metrics"].items()
+                except (ValueError, KeyError, TypeError, AttributeError):
                     self._trust_index = False
                     return
                 if offset + length > size:
-                    return  # the record is not all on disk yet
+                    return  # its record is not all on disk yet
+                if offset + length <= self._end:
+                    # A record already read from the records themselves (the viewer looked
+                    # between the record's write and its index line's).
+                    self._index_pos += len(line)
+                    continue
+                if offset > self._end:
+                    # Records with no index line (a writer killed between the two writes):
+                    # read them, then trust the index again if it lines up.
+                    self._scan_records(offset)
+                if offset != self._end:
+                    self._trust_index = False
+                    return
                 self._index_pos += len(line)
                 self._add(entry)
 
     def _scan_records(self, size: int) -> None:
+        """Index the records from `_end` up to byte `size` (whole lines only), reading each; a
+        line that is no record is skipped with a warning, as `load_records` skips it."""
         with self.episodes_path.open("rb") as handle:
             handle.seek(self._end)
             offset = self._end
@@ -136,30 +160,29 @@ class EpisodeIndex:
                 if line.strip():
                     try:
                         data = json.loads(line)
-                    except ValueError:
-                        data = None
-                    if isinstance(data, dict) and "instance_id" in data:
-                        self._add({"offset": offset, "length": length, **episode_summary(data)})
-                    else:
+                        EpisodeRecord.model_validate(data)
+                        entry = {"offset": offset, "length": length, **episode_summary(data)}
+                    except (ValueError, TypeError, AttributeError, ValidationError):
                         log.warning(
                             "%s: skipped an unreadable record at byte %d", self.path, offset
                         )
+                    else:
+                        self._add(entry)
                 offset += length
                 self._end = offset
 
     def read(self, number: int) -> EpisodeRecord:
-        """The record of episode `number`, read by its offset (messages not loaded)."""
-        entry = self.entry(number)
-        with self.episodes_path.open("rb") as handle:
-            handle.seek(entry["offset"])
-            line = handle.read(entry["length"])
-        try:
-            record = EpisodeRecord.model_validate_json(line)
-        except ValidationError as exc:
-            raise InvalidFile(
-                f"{self.episodes_path}: the record at byte {entry['offset']} is not readable "
-                f"({exc.errors()[0]['msg']})"
-            ) from exc
+        """The record of episode `number`, read by its offset (messages not loaded). A record
+        that is not the one the index names (an index file written for another file) drops the
+        index file: the records themselves are indexed and read."""
+        record, problem = self._read_at(self.entry(number))
+        if record is None:
+            with self._lock:
+                self._reset()
+                self._trust_index = False
+            record, problem = self._read_at(self.entry(number))
+        if record is None:
+            raise InvalidFile(f"{self.episodes_path}: {problem}")
         if record.schema_version > RECORD_SCHEMA_VERSION:
             raise InvalidFile(
                 f"{self.episodes_path}: record schema_version {record.schema_version} is newer "
@@ -167,11 +190,25 @@ class EpisodeIndex:
             )
         return record
 
+    def _read_at(self, entry: dict[str, Any]) -> tuple[EpisodeRecord | None, str]:
+        with self.episodes_path.open("rb") as handle:
+            handle.seek(entry["offset"])
+            line = handle.read(entry["length"])
+        where = f"the record at byte {entry['offset']}"
+        try:
+            record = EpisodeRecord.model_validate_json(line)
+        except ValidationError as exc:
+            return None, f"{where} is not readable ({exc.errors()[0]['msg']})"
+        if (record.instance_id, record.trial) != (entry["instance_id"], entry["trial"]):
+            return None, f"{where} is not episode {entry['instance_id']}#{entry['trial']}"
+        return record, ""
+
 
 class TextIndex:
     """Where each line of a run's text store lies, by id: sorted arrays of the ids and offsets
-    (22 bytes a line, so a store of millions of lines stays small in memory), extended as the
-    store grows. Lines are read and parsed only when a transcript asks for them."""
+    (22 bytes a line, so a store of millions of lines stays small in memory), one pair per
+    stretch of the file read, merged when they grow many, so a store that grows is never sorted
+    whole again. Lines are read and parsed only when a transcript asks for them."""
 
     def __init__(self, run_path: Path) -> None:
         self.path = Path(run_path) / TEXTS_FILE
@@ -179,8 +216,8 @@ class TextIndex:
         self._reset()
 
     def _reset(self) -> None:
-        self._ids = np.empty(0, dtype=f"S{_TEXT_ID_CHARS}")
-        self._offsets = np.empty(0, dtype=np.int64)
+        # Replaced whole, never changed in place: a reader on another thread sees one state.
+        self._segments: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
         self._end = 0
         self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
@@ -194,50 +231,64 @@ class TextIndex:
                 self._reset()
             if size == self._end:
                 return
-            ids, offsets = [self._ids], [self._offsets]
+            ids, offsets = [], []
             with self.path.open("rb") as handle:
                 handle.seek(self._end)
                 base = self._end
                 while base < size:
                     block = handle.read(min(_BLOCK_BYTES, size - base))
-                    if not block:
-                        break
                     last = block.rfind(b"\n")
+                    if last < 0 and len(block) == _BLOCK_BYTES:
+                        block += handle.readline()  # a line longer than a block
+                        last = len(block) - 1 if block.endswith(b"\n") else -1
                     if last < 0:
-                        if len(block) < _BLOCK_BYTES:
-                            break  # a line still being written
-                        block = block + handle.readline()  # a line longer than a block
-                        last = len(block) - 1
+                        break  # nothing whole yet: a line still being written
                     block = block[: last + 1]
                     handle.seek(base + len(block))
                     block_ids, block_offsets = _line_ids(block, base)
                     ids.append(block_ids)
                     offsets.append(block_offsets)
                     base += len(block)
-            all_ids = np.concatenate(ids)
-            all_offsets = np.concatenate(offsets)
-            order = np.argsort(all_ids, kind="stable")
-            self._ids, self._offsets, self._end = all_ids[order], all_offsets[order], base
+            if not ids:
+                return
+            new_ids, new_offsets = np.concatenate(ids), np.concatenate(offsets)
+            order = np.argsort(new_ids, kind="stable")
+            segments = (*self._segments, (new_ids[order], new_offsets[order]))
+            if len(segments) > _MAX_SEGMENTS:
+                merged_ids = np.concatenate([seg[0] for seg in segments])
+                merged_offsets = np.concatenate([seg[1] for seg in segments])
+                order = np.argsort(merged_ids, kind="stable")
+                segments = ((merged_ids[order], merged_offsets[order]),)
+            self._segments, self._end = segments, base
+
+    def _find(self, key: bytes) -> int | None:
+        for ids, offsets in self._segments:
+            at = int(np.searchsorted(ids, key))
+            if at < len(ids) and ids[at] == key:
+                return int(offsets[at])
+        return None
 
     def get(self, text_id: str) -> dict[str, Any]:
         """The text-store line with this id, parsed."""
-        cached = self._cache.get(text_id)
-        if cached is not None:
-            self._cache.move_to_end(text_id)
-            return cached
-        key = np.array([text_id.encode()], dtype=f"S{_TEXT_ID_CHARS}")
-        at = int(np.searchsorted(self._ids, key[0]))
-        if at >= len(self._ids) or self._ids[at] != key[0]:
+        with self._lock:
+            cached = self._cache.get(text_id)
+            if cached is not None:
+                self._cache.move_to_end(text_id)
+                return cached
+        key = text_id.encode()
+        offset = self._find(key)
+        if offset is None:
             self.refresh()
-            at = int(np.searchsorted(self._ids, key[0]))
-            if at >= len(self._ids) or self._ids[at] != key[0]:
+            offset = self._find(key)
+            if offset is None:
                 raise KeyError(text_id)
         with self.path.open("rb") as handle:
-            handle.seek(int(self._offsets[at]))
+            handle.seek(offset)
             entry = json.loads(handle.readline())
-        self._cache[text_id] = entry
-        if len(self._cache) > _MESSAGE_CACHE:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[text_id] = entry
+            if len(self._cache) > _MESSAGE_CACHE:
+                self._cache.popitem(last=False)
         return entry
 
     def messages(self, refs: list[str]) -> dict[str, list[Any]]:
@@ -250,7 +301,7 @@ class TextIndex:
             while mid is not None and mid not in out:
                 try:
                     entry = self.get(mid)
-                    text = "".join(self.get(cid)["text"] for cid in entry["chunks"])
+                    text = "".join(str(self.get(cid).get("text", "")) for cid in entry["chunks"])
                 except KeyError as exc:
                     raise InvalidFile(
                         f"{self.path}: a call refers to {exc.args[0]}, which the text store "

@@ -1,12 +1,11 @@
-"""The viewer's HTTP server (aiohttp): the app's files, each benchmark's view module, and the
-JSON of `Viewer`, read-only, on loopback by default."""
+"""The viewer's read-only HTTP server (aiohttp): the app, each benchmark's view, `Viewer`'s JSON."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -39,14 +38,26 @@ _TYPES = {
 
 VIEWER = web.AppKey("viewer", Viewer)
 """The application's Viewer."""
+STATIC_FILES = web.AppKey("static_files", dict)
+"""The app's files by name: only these are served (never a path built from the URL)."""
+HOSTS = web.AppKey("hosts", frozenset)
+"""Host names a request may address (empty: any); see `make_app`."""
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def make_app(viewer: Viewer) -> web.Application:
-    """The web application over a Viewer (tests drive it with aiohttp's test client)."""
-    app = web.Application(middlewares=[_headers, _errors])
+def make_app(viewer: Viewer, host: str = "127.0.0.1") -> web.Application:
+    """The web application over a Viewer (tests drive it with aiohttp's test client). Served
+    on a loopback address, it answers only requests addressed to a loopback name, so a web page
+    whose own name was pointed at 127.0.0.1 (DNS rebinding) cannot read the runs."""
+    app = web.Application(middlewares=[_errors, _hosts])
     app[VIEWER] = viewer
+    app[STATIC_FILES] = {
+        p.name: p for p in STATIC_DIR.iterdir() if p.is_file() and p.suffix in _TYPES
+    }
+    app[HOSTS] = LOOPBACK_NAMES | {host} if host in LOOPBACK_NAMES else frozenset()
+    app.on_response_prepare.append(_headers)
     app.router.add_get("/", _index)
     app.router.add_get("/static/{name}", _static)
     app.router.add_get("/favicon.ico", _no_content)
@@ -61,13 +72,22 @@ def make_app(viewer: Viewer) -> web.Application:
     return app
 
 
-@web.middleware
-async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse:
-    response = await handler(request)
+async def _headers(request: web.Request, response: web.StreamResponse) -> None:
+    # On every answer, errors included.
     response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"
-    return response
+
+
+@web.middleware
+async def _hosts(request: web.Request, handler: Handler) -> web.StreamResponse:
+    allowed = request.app[HOSTS]
+    name = re.sub(r":\d+$", "", request.host or "")
+    if allowed and name not in allowed:
+        return web.json_response(
+            {"error": f"Host {name!r}: this viewer answers {sorted(allowed)}"}, status=421
+        )
+    return await handler(request)
 
 
 @web.middleware
@@ -98,7 +118,7 @@ def _param(query: Any, name: str) -> str:
 
 def _int_param(query: Any, name: str) -> int:
     value = _param(query, name)
-    if not value.isdigit():
+    if not re.fullmatch(r"[0-9]+", value):
         raise BadRequest(f"{name}: got {value!r}; allowed: a whole number >= 0")
     return int(value)
 
@@ -154,16 +174,10 @@ async def _index(request: web.Request) -> web.StreamResponse:
 
 async def _static(request: web.Request) -> web.StreamResponse:
     name = request.match_info["name"]
-    files = _static_files()
+    files = request.app[STATIC_FILES]
     if name not in files:
         raise web.HTTPNotFound()
     return _file_response(files[name])
-
-
-@functools.cache
-def _static_files() -> dict[str, Path]:
-    """The app's files by name: only these are served (never a path built from the URL)."""
-    return {p.name: p for p in STATIC_DIR.iterdir() if p.is_file() and p.suffix in _TYPES}
 
 
 async def _view_module(request: web.Request) -> web.StreamResponse:
@@ -200,13 +214,12 @@ async def serve(
     stop: asyncio.Event | None = None,
 ) -> None:
     """Serve until cancelled (or `stop` is set); `ready` gets the address once it listens."""
-    runner = web.AppRunner(make_app(viewer), access_log=None)
+    runner = web.AppRunner(make_app(viewer, host), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     try:
         await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
-        bound = sockets[0].getsockname()[1] if sockets else port
+        bound = runner.addresses[0][1] if runner.addresses else port
         shown_host = f"[{host}]" if ":" in host else host
         ready(f"http://{shown_host}:{bound}/")
         await (stop.wait() if stop is not None else asyncio.Event().wait())

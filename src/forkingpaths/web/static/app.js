@@ -38,14 +38,27 @@ function compareHref(keys, instance, trial) {
   return `#/compare?${query.toString()}`;
 }
 
+// Refresh a page every POLL_MS while it is the page shown: one request at a time, stopped
+// when the reader moves to another page.
+function poll(token, refresh) {
+  const next = () => {
+    pollTimer = setTimeout(async () => {
+      if (token !== pageToken) return;
+      await refresh();
+      if (token === pageToken) next();
+    }, POLL_MS);
+  };
+  if (token === pageToken) next();
+}
+
 async function route() {
-  if (pollTimer) clearInterval(pollTimer);
+  if (pollTimer) clearTimeout(pollTimer);
   pollTimer = null;
   const token = ++pageToken;
-  const { parts, query } = parseHash();
   const root = document.getElementById("app");
   const content = el("div", { class: "page" });
   try {
+    const { parts, query } = parseHash();
     if (parts[0] === "run" && parts[2] === "episode") {
       await episodePage(content, parts[1], Number(parts[3] || 0), query, token);
     } else if (parts[0] === "run") {
@@ -68,7 +81,7 @@ function nav(...crumbs) {
     "nav",
     { class: "crumbs" },
     el("a", { href: "#/" }, "forkingpaths"),
-    crumbs.map((c) => [" › ", typeof c === "string" ? c : c]),
+    crumbs.map((c) => [" › ", c]),
   );
 }
 
@@ -239,15 +252,14 @@ async function runsPage(content, token) {
   );
   render();
   if (!bundled) {
-    pollTimer = setInterval(async () => {
-      if (token !== pageToken) return;
+    poll(token, async () => {
       try {
         data = await getJSON("runs", {});
         render();
       } catch (err) {
         countLabel.textContent = `cannot refresh: ${err.message}`;
       }
-    }, POLL_MS);
+    });
   }
 }
 
@@ -280,7 +292,42 @@ export function episodeFilter(text) {
   return (e) => tests.every((t) => t(e));
 }
 
+// A table of the report (the same rows as report.html); a click on a column sorts by it.
 function reportTable(t) {
+  const body = el("tbody");
+  let sortedBy = -1;
+  let descending = false;
+  const fill = () => {
+    const rows = t.rows.slice();
+    if (sortedBy >= 0) {
+      const key = (row) => (row[sortedBy][1] === null ? row[sortedBy][0] : row[sortedBy][1]);
+      rows.sort((a, b) => {
+        const [x, y] = [key(a), key(b)];
+        if (x === y) return 0;
+        return (x < y ? -1 : 1) * (descending ? -1 : 1);
+      });
+    }
+    body.replaceChildren(...rows.map((row) => el("tr", null, row.map(([text, num]) => el("td", { class: num === null ? "" : "num" }, text)))));
+  };
+  const head = el(
+    "tr",
+    null,
+    t.header.map((h, i) =>
+      el(
+        "th",
+        {
+          class: t.rows.length > 1 ? "sortable" : "",
+          onclick: () => {
+            descending = sortedBy === i ? !descending : t.rows.some((r) => r[i][1] !== null);
+            sortedBy = i;
+            fill();
+          },
+        },
+        h,
+      ),
+    ),
+  );
+  fill();
   return el(
     "section",
     null,
@@ -292,9 +339,8 @@ function reportTable(t) {
       el(
         "table",
         { class: "fp-table" },
-        t.groups && t.groups.length ? el("tr", null, t.groups.map(([title, span]) => el("th", { colspan: span, class: "group" }, title))) : null,
-        el("tr", null, t.header.map((h) => el("th", null, h))),
-        t.rows.map((row) => el("tr", null, row.map(([text, num]) => el("td", { class: num === null ? "" : "num" }, text)))),
+        el("thead", null, t.groups && t.groups.length ? el("tr", null, t.groups.map(([title, span]) => el("th", { colspan: span, class: "group" }, title))) : null, head),
+        body,
       ),
     ),
   );
@@ -395,11 +441,14 @@ async function runPage(content, key, token) {
       .catch(() => {});
     setTimeout(otherRuns, 300);
     if (run.status === "running") {
-      pollTimer = setInterval(async () => {
-        if (token !== pageToken) return;
-        episodes = episodeRows(await getJSON("episodes", { run: key }));
-        render();
-      }, POLL_MS);
+      poll(token, async () => {
+        try {
+          episodes = episodeRows(await getJSON("episodes", { run: key }));
+          render();
+        } catch (err) {
+          count.textContent = `cannot refresh: ${err.message}`;
+        }
+      });
     }
   }
 }
@@ -560,12 +609,16 @@ async function episodePage(content, key, n, query, token) {
       window.removeEventListener("keydown", onKey);
       return;
     }
-    if (event.target.closest && event.target.closest("input[type=search],textarea")) return;
+    // A focused control (the slider, a filter box) handles its own keys; so does the browser
+    // with a modifier (Alt+← goes back).
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.target.closest && event.target.closest("input,textarea,select")) return;
     if (event.key === "ArrowRight" || event.key === "j") setPosition(position + 1, true);
     else if (event.key === "ArrowLeft" || event.key === "k") setPosition(position - 1, true);
+    else return;
+    event.preventDefault();
   };
   window.addEventListener("keydown", onKey);
-  const summary = data.summary;
   const metrics = Object.entries(record.metrics || {}).filter(([, v]) => v === null || typeof v !== "object");
   const outcome = Object.entries(record.outcome || {}).filter(([, v]) => v === null || typeof v !== "object");
   add(content, 
@@ -600,7 +653,6 @@ async function episodePage(content, key, n, query, token) {
   renderWorld();
   renderTimeline(false);
   if (position > 0) requestAnimationFrame(() => { const t = timeline.querySelector(".step.selected"); if (t) t.scrollIntoView({ block: "nearest" }); });
-  void summary;
 }
 
 // -- a comparison ----------------------------------------------------------------------------
@@ -629,7 +681,12 @@ async function comparePage(content, keys, query) {
   const holder = el("div");
   const render = () => {
     const m = state.metric;
-    const value = (row, i) => (row.cells[i] ? (typeof row.cells[i][m] === "boolean" ? Number(row.cells[i][m]) : row.cells[i][m]) : null);
+    const raw = (cell) => (m === "steps" ? cell.steps : cell.metrics[m]);
+    const value = (row, i) => {
+      if (!row.cells[i]) return null;
+      const v = raw(row.cells[i]);
+      return typeof v === "boolean" ? Number(v) : v === undefined ? null : v;
+    };
     const delta = (row) => {
       const a = value(row, 0);
       const b = value(row, 1);
@@ -643,7 +700,7 @@ async function comparePage(content, keys, query) {
         label: el("span", null, el("span", { class: "swatch", style: { background: colors.series[i % colors.series.length] } }), ` ${run.agent} · ${run.model || "–"}`),
         num: true,
         value: (r) => value(r, i),
-        cell: (r) => (!r.cells[i] ? el("span", { class: "muted" }, "not played") : r.cells[i].status !== "ok" ? badge("error", "bad") : formatNumber(r.cells[i][m])),
+        cell: (r) => (!r.cells[i] ? el("span", { class: "muted" }, "not played") : r.cells[i].status !== "ok" ? badge("error", "bad") : formatNumber(raw(r.cells[i]))),
       })),
     ];
     if (data.runs.length >= 2) columns.push({ label: "Δ (2nd − 1st)", num: true, value: delta, cell: (r) => { const d = delta(r); return d === null ? "–" : el("span", { class: d > 0 ? "pos" : d < 0 ? "neg" : "" }, `${d > 0 ? "+" : ""}${formatNumber(d)}`); } });
@@ -700,7 +757,7 @@ async function sideBySide(content, data, row) {
       col.replaceChildren(
         el("h3", null, el("span", { class: "swatch", style: { background: colors.series[i % colors.series.length] } }), ` ${run.agent} · ${run.model || "no model"}`),
         el("p", null, el("a", { href: episodeHref(run.key, episode.n, p) }, "open this episode"), ` · ${record.steps.length} steps · `, badge(record.status, record.status === "ok" ? "ok" : "bad")),
-        table(["metric", "value"], metrics.map(([k, v]) => [k, formatNumber(v)])),
+        el("div", { class: "chips" }, metrics.map(([k, v]) => chip(k, v))),
         world,
         el(
           "ol",

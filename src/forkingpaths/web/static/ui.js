@@ -11,11 +11,14 @@ export const colors = {
 };
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const SAFE_URL = /^(https?:|#|\/|\.\/|[a-zA-Z0-9_.-]+(\/|\?|$))/;
+// A link stays on this app (or goes to a web page): no other scheme, no `//host` either.
+const SAFE_URL = /^(https?:\/\/|#|\/(?![\/\\])|\.\/|[a-zA-Z0-9_.-]+(\/|\?|$))/;
+const MAX_EDITS = 2000;
 
 function applyAttrs(node, attrs, isSvg) {
-  for (const [key, value] of Object.entries(attrs || {})) {
+  for (const [name, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
+    const key = name.toLowerCase();
     if (key.startsWith("on") && typeof value === "function") {
       node.addEventListener(key.slice(2), value);
     } else if (key === "style" && typeof value === "object") {
@@ -25,6 +28,10 @@ function applyAttrs(node, attrs, isSvg) {
       }
     } else if (key === "class" && !isSvg) {
       node.className = value;
+    } else if (key === "style") {
+      node.style.cssText = String(value);
+    } else if (key === "srcdoc") {
+      continue;
     } else if (key.startsWith("on")) {
       // An event handler given as text would run it: refused.
       continue;
@@ -33,7 +40,7 @@ function applyAttrs(node, attrs, isSvg) {
     } else if (!isSvg && (key === "value" || key === "checked" || key === "selected")) {
       node[key] = value;
     } else {
-      node.setAttribute(key, value === true ? "" : String(value));
+      node.setAttribute(name, value === true ? "" : String(value));
     }
   }
 }
@@ -187,10 +194,11 @@ function myers(a, b) {
   const m = b.length;
   const max = n + m;
   if (max === 0) return [];
-  if (n * m > 4e6) return [...a.map((l) => ["-", l]), ...b.map((l) => ["+", l])];
+  const plain = () => [...a.map((l) => ["-", l]), ...b.map((l) => ["+", l])];
+  // The work grows with the square of the edits: past MAX_EDITS the texts are shown whole.
   const v = new Map([[1, 0]]);
   const trace = [];
-  for (let d = 0; d <= max; d++) {
+  for (let d = 0; d <= Math.min(max, MAX_EDITS); d++) {
     trace.push(new Map(v));
     for (let k = -d; k <= d; k += 2) {
       let xx = k === -d || (k !== d && (v.get(k - 1) ?? -1) < (v.get(k + 1) ?? -1)) ? v.get(k + 1) ?? 0 : (v.get(k - 1) ?? 0) + 1;
@@ -203,7 +211,7 @@ function myers(a, b) {
       if (xx >= n && yy >= m) return backtrack(trace, a, b, d);
     }
   }
-  return [];
+  return plain();
 }
 
 function backtrack(trace, a, b, dEnd) {
