@@ -423,10 +423,11 @@ function eebMatch2(root, view, p, ui) {
   const s = view.series || {};
   if (frames.length < 2) return;
   eebPut(root, eebChart(ui, [{ name: "score", values: s.score || [], color: ui.colors.info }], p, "score"));
-  const need = (view.colours || [])
-    .filter((c) => s[`need_${c}`])
-    .map((c) => ({ name: `${c} needed`, values: s[`need_${c}`], color: eebTileFill[c] }));
-  need.push({ name: "steps left", values: s.left || [], color: ui.colors.muted });
+  // Short names, steps left first: five legend entries must fit the chart's 540 px width.
+  const need = [{ name: "steps left", values: s.left || [], color: ui.colors.muted }];
+  for (const c of (view.colours || []).filter((c) => s[`need_${c}`])) {
+    need.push({ name: `need ${c}`, values: s[`need_${c}`], color: eebTileFill[c] });
+  }
   eebPut(root, eebChart(ui, need, p, "tiles / steps"));
 }
 

@@ -155,25 +155,33 @@ function escapePaths(ui, view, frame) {
     return escapeSection(ui, "Gold paths", ui.el("div", { class: "muted" }, "No path metadata for this scenario."));
   }
   const found = new Set(frame.found || []);
+  const frames = view.frames || [];
   const rows = paths.map((p) => {
+    // Said in words: a bare O/X here read as a tick; the paper's O/X table is the report's.
     let status;
+    const done = p.position !== null && p.position !== undefined;
+    const when = done
+      ? "attempt " + (p.attempt + 1) + ", its step " + ((frames[p.position] || {}).t ?? "?")
+      : "";
+    // Plain wrapping text, not a badge: the table must fit the ~560 px panel.
+    const cell = { display: "inline-block", maxWidth: "120px", whiteSpace: "normal" };
     if (found.has(p.id)) {
-      status = ui.badge("✓ att. " + (p.attempt + 1), "ok");
-    } else if (p.position !== null && p.position !== undefined) {
-      status = ui.badge("later, att. " + (p.attempt + 1), "muted");
+      status = ui.el("span", { style: { ...cell, color: ui.colors.ok, fontWeight: "600" } }, "✓ found at " + when);
+    } else if (done) {
+      status = ui.el("span", { class: "muted", style: cell }, "not yet (found later, " + when + ")");
     } else {
-      status = ui.el("span", { class: "muted" }, "X");
+      status = ui.el("span", { class: "muted", style: cell }, "not yet");
     }
     if (p.position !== null && p.position !== undefined) {
       const target = p.position;
-      status = ui.el("span", { style: { cursor: "pointer" }, title: "go to the step that completed it", onclick: () => ui.seek(target) }, status);
+      status = ui.el("span", { style: { cursor: "pointer" }, title: "go to timeline step " + (target - 1) + ", which completed it", onclick: () => ui.seek(target) }, status);
     }
     return [
       ui.el("span", { class: "mono", style: { fontSize: "11px" } }, p.id),
       ui.el("span", { title: { A: "affordance", B: "alternative principle", C: "creative leap" }[p.type] || "" }, p.type, p.extra ? " " : "", p.extra ? ui.badge("extra", "warn") : null),
       ui.el(
         "span",
-        { title: p.mechanism, style: { display: "inline-block", maxWidth: "210px", overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap", verticalAlign: "bottom" } },
+        { title: p.mechanism, style: { display: "inline-block", maxWidth: "170px", overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap", verticalAlign: "bottom" } },
         p.mechanism,
       ),
       ui.el("span", { class: "mono", style: { fontSize: "10px" } }, p.finish),

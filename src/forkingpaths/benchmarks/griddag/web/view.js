@@ -24,7 +24,7 @@ const griddagFill = {
 const griddagRecentMoves = 20;
 
 // Display choices that outlive one render (the root is rebuilt at every position).
-const griddagState = { reveal: false, sliderFocused: false };
+const griddagState = { reveal: false };
 
 export function renderWorld(root, view, position, ui) {
   if (!view || view.kind !== "griddag" || !Array.isArray(view.frames) || !view.frames.length) {
@@ -40,7 +40,7 @@ export function renderWorld(root, view, position, ui) {
   };
   root.append(
     griddagHeader(view, p, frame, ui),
-    griddagControls(view, p, last, ui, rerender),
+    griddagControls(ui, rerender),
     griddagGrid(view, p, frame, ui),
     griddagGridLegend(ui),
     griddagErrorStrip(view, p, ui),
@@ -72,8 +72,11 @@ function griddagHeader(view, p, frame, ui) {
       : score.success
         ? ui.badge("goal achieved", "ok")
         : ui.badge("goal not achieved", "warn");
+  // Before the first move there is nothing to judge yet: no case badge.
   const caseBadge =
-    frame.case === null || frame.case === undefined
+    p === 0
+      ? ui.badge("no move yet", "muted")
+      : frame.case === null || frame.case === undefined
       ? ui.badge(p === view.frames.length - 1 ? "episode over" : "not scored", "muted")
       : ui.el(
           "span",
@@ -82,21 +85,35 @@ function griddagHeader(view, p, frame, ui) {
             style: { background: ui.colors.case[frame.case], color: "#fff" },
             title: "Table 1 case of the state here; the next move is judged against it",
           },
-          griddagCaseNames[frame.case],
+          `now: ${griddagCaseNames[frame.case]}`,
         );
+  // Facts of the whole episode sit on their own line, apart from what holds at this position.
   const lines = [
     ui.el(
       "div",
-      { style: { display: "flex", gap: "6px", alignItems: "center", flexWrap: "wrap" } },
+      {
+        class: "muted",
+        style: {
+          display: "flex",
+          gap: "6px",
+          alignItems: "center",
+          flexWrap: "wrap",
+          fontSize: "12px",
+          paddingBottom: "3px",
+          borderBottom: "1px solid #d0d7de",
+        },
+      },
       ui.el("span", { class: "mono" }, String(view.instance_id)),
+      "episode outcome:",
       outcome,
-      caseBadge,
+      `exploration error ${griddagFmt(score.exploration_error)} · exploitation error ` +
+        `${griddagFmt(score.exploitation_error)} · budget ${view.budget} steps`,
     ),
     ui.el(
       "div",
-      { class: "muted", style: { fontSize: "12px", marginTop: "3px" } },
-      `exploration error ${griddagFmt(score.exploration_error)} · exploitation error ` +
-        `${griddagFmt(score.exploitation_error)} · budget ${view.budget} steps`,
+      { style: { display: "flex", gap: "6px", alignItems: "center", marginTop: "4px" } },
+      ui.el("b", { style: { fontSize: "12px" } }, `position ${p}:`),
+      caseBadge,
     ),
   ];
   if (view.error) {
@@ -104,7 +121,7 @@ function griddagHeader(view, p, frame, ui) {
   }
   const move = p > 0 ? view.moves[p - 1] : null;
   const facts = [
-    `position ${p}/${view.frames.length - 1} at [${frame.pos[0]}, ${frame.pos[1]}]`,
+    `at [${frame.pos[0]}, ${frame.pos[1]}]`,
     `stale score S = ${frame.stale}`,
     `|T| = ${frame.targets.length}`,
     `pending: ${frame.pending.length ? frame.pending.join(", ") : "none"}`,
@@ -133,31 +150,8 @@ function griddagHeader(view, p, frame, ui) {
   return ui.el("div", { style: { marginBottom: "6px" } }, lines);
 }
 
-function griddagControls(view, p, last, ui, rerender) {
-  const slider = ui.el("input", {
-    type: "range",
-    min: "0",
-    max: String(last),
-    value: String(p),
-    title: "position in the episode",
-    style: { flex: "1" },
-  });
-  slider.value = String(p);
-  // Seeking rebuilds this panel, so the slider seeks on release (change), not while dragging.
-  slider.addEventListener("change", () => {
-    griddagState.sliderFocused = true;
-    ui.seek(Number(slider.value));
-  });
-  slider.addEventListener("blur", () => {
-    griddagState.sliderFocused = false;
-  });
-  if (griddagState.sliderFocused) {
-    setTimeout(() => slider.isConnected && slider.focus({ preventScroll: true }), 0);
-  }
-  const prev = ui.el("button", { title: "previous step", onclick: () => ui.seek(p - 1) }, "◀");
-  prev.disabled = p <= 0;
-  const next = ui.el("button", { title: "next step", onclick: () => ui.seek(p + 1) }, "▶");
-  next.disabled = p >= last;
+function griddagControls(ui, rerender) {
+  // The episode page has the position slider and the arrow keys: only the map option lives here.
   const reveal = ui.el("input", { type: "checkbox" });
   reveal.checked = griddagState.reveal;
   reveal.addEventListener("change", () => {
@@ -167,10 +161,6 @@ function griddagControls(view, p, last, ui, rerender) {
   return ui.el(
     "div",
     { style: { display: "flex", gap: "6px", alignItems: "center", margin: "4px 0" } },
-    prev,
-    slider,
-    next,
-    ui.el("span", { class: "mono", style: { minWidth: "64px" } }, `${p} / ${last}`),
     ui.el(
       "label",
       { style: { fontSize: "12px" }, title: "draw what the fog hides (the agent never saw it)" },
@@ -277,20 +267,6 @@ function griddagGrid(view, p, frame, ui) {
       ),
     );
   }
-  const [stx, sty] = view.start;
-  parts.push(
-    ui.svg(
-      "text",
-      {
-        x: sx(stx) + 0.08,
-        y: sy(sty) + 0.92,
-        "font-size": 0.26,
-        fill: ui.colors.muted,
-        "pointer-events": "none",
-      },
-      "start",
-    ),
-  );
   parts.push(griddagPath(view, p, ui, sx, sy));
   const [px, py] = frame.pos;
   // A ring, not a dot: the name of a node under the agent stays readable.
@@ -304,6 +280,29 @@ function griddagGrid(view, p, frame, ui) {
       "stroke-width": 0.09,
       "pointer-events": "none",
     }),
+  );
+  // Drawn after the ring, small on a white tab in the bottom-left corner: both stay readable.
+  const [stx, sty] = view.start;
+  parts.push(
+    ui.svg(
+      "g",
+      { "pointer-events": "none" },
+      ui.svg("rect", {
+        x: sx(stx) + 0.02,
+        y: sy(sty) + 0.8,
+        width: 0.46,
+        height: 0.18,
+        rx: 0.03,
+        fill: "#ffffff",
+        stroke: "#d0d7de",
+        "stroke-width": 0.015,
+      }),
+      ui.svg(
+        "text",
+        { x: sx(stx) + 0.05, y: sy(sty) + 0.94, "font-size": 0.15, fill: ui.colors.muted },
+        "start",
+      ),
+    ),
   );
   const cellPx = Math.max(18, Math.min(60, Math.floor(540 / w), Math.floor(440 / h)));
   return griddagStyled(
