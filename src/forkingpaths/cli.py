@@ -63,6 +63,7 @@ from forkingpaths.runner.suite import (
     rebuild_suite_report,
     run_suite,
 )
+from forkingpaths.web.bundle import MARKER as BUNDLE_MARKER
 from forkingpaths.web.bundle import write_bundle
 from forkingpaths.web.data import Viewer
 from forkingpaths.web.server import serve
@@ -556,6 +557,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         paths: Annotated[
             list[Path] | None,
             typer.Argument(
+                metavar="[RUNS_DIR] | RUN...",
                 help="the runs folder to serve (default: runs); with --bundle, the runs to copy "
                 "(run directories or folders of runs)",
                 show_default=False,
@@ -577,7 +579,10 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                 raise ConfigError(
                     "--bundle OUT needs the runs to copy: forkingpaths view --bundle OUT RUN..."
                 )
+            replaced = (bundle / BUNDLE_MARKER).exists()
             index = write_bundle(bundle, paths)
+            if replaced:
+                console.print(f"replaced the earlier bundle in {bundle}")
             console.print(f"bundle: {index}  (open it in a browser, or serve its folder)")
             return
         if paths and len(paths) > 1:
@@ -592,6 +597,10 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                 + ("is not a folder" if runs_dir.exists() else "does not exist")
                 + "; give the folder your runs are written to (--runs-dir of `forkingpaths run`)"
             )
+        if is_suite_directory(runs_dir):
+            # A suite's folder holds its report; its runs sit beside it.
+            console.print(f"{runs_dir} is a suite's folder: serving the runs beside it")
+            runs_dir = runs_dir.parent
         if not 0 <= port <= 65535:
             raise ConfigError(f"--port {port}: allowed: 0..65535 (0 picks a free port)")
 

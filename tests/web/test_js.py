@@ -102,6 +102,8 @@ def test_the_episode_filter_reads_conditions_and_words() -> None:
         "score>=3.5",
         "note=x",
         "nosuch=1",
+        "success=yes",
+        "steps >= 12 success = no",
     ]
     body = (
         f"const eps = {json.dumps(episodes)}; return {json.dumps(queries)}"
@@ -115,6 +117,14 @@ def test_the_episode_filter_reads_conditions_and_words() -> None:
     assert got["status=error"] == ["maze-2"] and got["status!=error"] == ["maze-1", "board-9"]
     assert got["modelerror"] == ["maze-2"] and got["score>=3.5"] == ["board-9"]
     assert got["note=x"] == ["maze-2"] and got["nosuch=1"] == []
+    # Booleans read as the list shows them; spaces around a condition's sign are allowed.
+    assert got["success=yes"] == ["maze-1"] and got["steps >= 12 success = no"] == ["board-9"]
+    unknown = _run(
+        "app.js",
+        ["episodeFilter"],
+        'return episodeFilter("sucess=false maze", new Set(["success"])).unknown;',
+    )
+    assert unknown == ["sucess"]
 
 
 def test_the_static_folder_holds_only_the_app() -> None:

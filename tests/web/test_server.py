@@ -244,6 +244,7 @@ async def test_a_run_that_is_writing_shows_as_running_and_grows(tmp_path: Path) 
     async with TestClient(TestServer(make_app(Viewer(tmp_path)))) as test_client:
         first = (await _json(test_client, "/api/runs"))["runs"][0]
         assert first["status"] == "running" and first["episodes"]["recorded"] == 1
+        assert first["planned"] == 27, "griddag's main split, before the run has scored"
         await asyncio.to_thread(run.append, _episode("low-easy-s1"))
         second = (await _json(test_client, "/api/runs"))["runs"][0]
         assert second["episodes"]["recorded"] == 2

@@ -214,10 +214,20 @@ class Viewer:
             "roles": {role: ref.model for role, ref in spec.roles.items()},
             "created_at": header.created_at,
             "updated": _mtime(entry.path / EPISODES_FILE),
-            "planned": metrics["episodes"]["planned"] if metrics else None,
+            "planned": metrics["episodes"]["planned"] if metrics else self._planned(header),
             "headline": headline,
             **tally,
         }
+
+    def _planned(self, header: RunHeader) -> int | None:
+        """Episodes the spec asks for, before the run has scored (None if its benchmark
+        cannot list them here)."""
+        spec = header.spec
+        try:
+            bench = self.benchmark(header)
+            return len(bench.select_instances(spec.split, spec.instances)) * spec.trials
+        except ForkingPathsError:
+            return None
 
     def _tally(self, entry: RunEntry, metrics: dict[str, Any] | None) -> dict[str, Any]:
         """Status, episode counts and usage: from metrics.json when it was written after the
@@ -443,9 +453,10 @@ def run_dirs(root: Path, depth: int = 0) -> Iterator[Path]:
 
 def _key(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root).as_posix()
+        key = path.resolve().relative_to(root).as_posix()
     except ValueError:
         return path.name
+    return path.resolve().name if key == "." else key
 
 
 def table_json(table: Table) -> dict[str, Any]:

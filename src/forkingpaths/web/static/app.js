@@ -60,6 +60,7 @@ async function route() {
   try {
     const { parts, query } = parseHash();
     if (parts[0] === "run" && parts[2] === "episode") {
+      if (!/^[0-9]+$/.test(parts[3] || "0")) throw new Error(`episode: got "${parts[3]}"; give its number in the run's list (0, 1, ...)`);
       await episodePage(content, parts[1], Number(parts[3] || 0), query, token);
     } else if (parts[0] === "run") {
       await runPage(content, parts[1], token);
@@ -149,7 +150,8 @@ function sortableTable(columns, rows, state, onRow) {
       ),
     ),
   );
-  const wrap = el("div", { class: "wide" }, el("table", { class: "fp-table" }, el("thead", null, head), body));
+  // Long lists scroll in a box whose header stays in view, its horizontal bar at hand.
+  const wrap = el("div", null, el("div", { class: "scroll-box" }, el("table", { class: "fp-table" }, el("thead", null, head), body)));
   if (sorted.length > limit) {
     wrap.appendChild(
       el(
@@ -265,19 +267,34 @@ async function runsPage(content, token) {
 
 // -- a run -----------------------------------------------------------------------------------
 
+function runMeta(run) {
+  const roles = Object.entries(run.roles || {}).map(([r, m]) => `${r}=${m}`).join(", ");
+  return (
+    `${run.benchmark} · split ${run.split} · agent ${run.agent} · model ${run.model || "none"}` +
+    (roles ? ` · roles ${roles}` : "") +
+    ` · ${run.episodes.ok} ok, ${run.episodes.errored} errored${run.planned ? ` of ${run.planned} planned` : ""}` +
+    ` · ${(run.tokens || 0).toLocaleString("en-US")} tokens · ${money(run.cost_usd)}`
+  );
+}
+
 // `key=value`, `key>number`, `key<number`, `key!=value` and bare words (matched against the
 // instance id and the error), all of which must hold.
-export function episodeFilter(text) {
+export function episodeFilter(text, known) {
   const tests = [];
-  for (const token of text.trim().split(/\s+/).filter(Boolean)) {
+  const unknown = [];
+  const normal = text.replace(/\s*(!=|>=|<=|=|>|<)\s*/g, "$1");
+  for (const token of normal.trim().split(/\s+/).filter(Boolean)) {
     const m = token.match(/^([\w.]+)(!=|>=|<=|=|>|<)(.*)$/);
     if (!m) {
       const needle = token.toLowerCase();
       tests.push((e) => `${e.instance_id}#${e.trial} ${e.error || ""}`.toLowerCase().includes(needle));
       continue;
     }
-    const [, key, op, raw] = m;
+    const [, key, op, given] = m;
+    // yes / no are how booleans are shown in the list.
+    const raw = { yes: "true", no: "false" }[given.toLowerCase()] || given;
     const num = Number(raw);
+    if (known && !known.has(key)) unknown.push(key);
     tests.push((e) => {
       const value = key in e ? e[key] : key in (e.metrics || {}) ? e.metrics[key] : (e.outcome || {})[key];
       if (value === undefined) return false;
@@ -289,7 +306,9 @@ export function episodeFilter(text) {
       return op === "!=" ? !same : same;
     });
   }
-  return (e) => tests.every((t) => t(e));
+  const test = (e) => tests.every((t) => t(e));
+  test.unknown = unknown;
+  return test;
 }
 
 // A table of the report (the same rows as report.html); a click on a column sorts by it.
@@ -370,10 +389,17 @@ async function runPage(content, key, token) {
     { label: "tokens", num: true, value: (e) => e.tokens },
     { label: "cost", num: true, value: (e) => e.cost_usd, cell: (e) => money(e.cost_usd) },
   ];
+  const fields = () => {
+    const names = new Set(["instance_id", "trial", "status", "steps", "calls", "tokens", "cost_usd", "error", "n"]);
+    for (const e of episodes.slice(0, 200)) for (const k of [...Object.keys(e.metrics), ...Object.keys(e.outcome)]) names.add(k);
+    return names;
+  };
   const render = () => {
-    const test = episodeFilter(state.filter);
+    const known = fields();
+    const test = episodeFilter(state.filter, known);
     const rows = episodes.filter((e) => (!state.status || e.status === state.status) && test(e));
     count.textContent = `${rows.length.toLocaleString("en-US")} of ${episodes.length.toLocaleString("en-US")} episodes`;
+    if (test.unknown.length) count.textContent += ` · no field ${test.unknown.map((k) => `"${k}"`).join(", ")}; fields: ${[...known].join(", ")}`;
     holder.replaceChildren(sortableTable(columns, rows, state, (e, event) => {
       if (event.target.closest("a")) return;
       location.hash = episodeHref(key, e.n);
@@ -381,16 +407,11 @@ async function runPage(content, key, token) {
   };
   state.rerender = render;
   const others = el("span");
+  const meta = el("p", { class: "meta" }, runMeta(run));
   add(content, 
     nav(el("a", { href: runHref(key) }, key)),
     el("h1", null, run.run_id, " ", statusBadge(run.status)),
-    el(
-      "p",
-      { class: "meta" },
-      `${run.benchmark} · split ${run.split} · agent ${run.agent} · model ${run.model || "none"}`,
-      Object.keys(run.roles || {}).length ? ` · roles ${Object.entries(run.roles).map(([r, m]) => `${r}=${m}`).join(", ")}` : "",
-      ` · ${run.episodes.ok} ok, ${run.episodes.errored} errored${run.planned ? ` of ${run.planned} planned` : ""} · ${(run.tokens || 0).toLocaleString("en-US")} tokens · ${money(run.cost_usd)}`,
-    ),
+    meta,
     others,
   );
   if (!page.tables.length) add(content, el("p", { class: "muted" }, "No metrics.json yet (the run has not finished): its episodes so far are listed below."));
@@ -443,7 +464,13 @@ async function runPage(content, key, token) {
     if (run.status === "running") {
       poll(token, async () => {
         try {
-          episodes = episodeRows(await getJSON("episodes", { run: key }));
+          const [fresh, list] = await Promise.all([getJSON("run", { run: key }), getJSON("episodes", { run: key })]);
+          if (fresh.run.status !== "running") {
+            route(); // finished (or stopped): its tables and figures now exist
+            return;
+          }
+          episodes = episodeRows(list);
+          meta.textContent = runMeta(fresh.run);
           render();
         } catch (err) {
           count.textContent = `cannot refresh: ${err.message}`;
@@ -586,6 +613,15 @@ async function episodePage(content, key, n, query, token) {
     }
     worldBox.replaceChildren(holder);
   };
+  // The timeline scrolls in its own box, so the page (and the world beside it) stays put.
+  const showSelected = () => {
+    const target = timeline.querySelector(".step.selected");
+    if (!target) return;
+    const top = target.offsetTop - timeline.offsetTop;
+    if (top < timeline.scrollTop || top + target.offsetHeight > timeline.scrollTop + timeline.clientHeight) {
+      timeline.scrollTop = Math.max(0, top - 40);
+    }
+  };
   const renderTimeline = (scroll) => {
     const selected = position - 1;
     const cards = [
@@ -598,10 +634,7 @@ async function episodePage(content, key, n, query, token) {
       ...steps.map((s, i) => stepCard(s, i === selected, () => setPosition(i === selected ? i : i + 1, false), getMessages)),
     ];
     timeline.replaceChildren(...cards);
-    if (scroll) {
-      const target = timeline.querySelector(".step.selected");
-      if (target) target.scrollIntoView({ block: "nearest" });
-    }
+    if (scroll) showSelected();
   };
   slider.addEventListener("input", () => setPosition(Number(slider.value), true));
   const onKey = (event) => {
@@ -652,7 +685,7 @@ async function episodePage(content, key, n, query, token) {
   );
   renderWorld();
   renderTimeline(false);
-  if (position > 0) requestAnimationFrame(() => { const t = timeline.querySelector(".step.selected"); if (t) t.scrollIntoView({ block: "nearest" }); });
+  if (position > 0) requestAnimationFrame(showSelected);
 }
 
 // -- a comparison ----------------------------------------------------------------------------
@@ -676,8 +709,11 @@ async function comparePage(content, keys, query) {
     await sideBySide(content, data, row);
     return;
   }
+  const benchmarks = new Set(data.runs.map((r) => r.benchmark));
+  if (benchmarks.size > 1) add(content, el("p", { class: "error-box" }, `These runs are of ${benchmarks.size} benchmarks (${[...benchmarks].join(", ")}): they share no instance. Compare runs of one benchmark.`));
   const metricKeys = data.metrics.map((m) => m.key);
-  const state = { metric: metricKeys[0] || "steps", onlyDiff: false, sort: undefined, desc: false };
+  const scored = data.metrics.find((m) => m.direction && m.direction !== "none");
+  const state = { metric: (scored || data.metrics[0] || { key: "steps" }).key, onlyDiff: false, sort: undefined, desc: false };
   const holder = el("div");
   const render = () => {
     const m = state.metric;
@@ -703,7 +739,8 @@ async function comparePage(content, keys, query) {
         cell: (r) => (!r.cells[i] ? el("span", { class: "muted" }, "not played") : r.cells[i].status !== "ok" ? badge("error", "bad") : formatNumber(raw(r.cells[i]))),
       })),
     ];
-    if (data.runs.length >= 2) columns.push({ label: "Δ (2nd − 1st)", num: true, value: delta, cell: (r) => { const d = delta(r); return d === null ? "–" : el("span", { class: d > 0 ? "pos" : d < 0 ? "neg" : "" }, `${d > 0 ? "+" : ""}${formatNumber(d)}`); } });
+    const who = (r) => `${r.agent}${r.model ? ` · ${r.model}` : ""}`;
+    if (data.runs.length >= 2) columns.push({ label: `Δ (${who(data.runs[1])} − ${who(data.runs[0])})`, num: true, value: delta, cell: (r) => { const d = delta(r); return d === null ? "–" : el("span", { class: d > 0 ? "pos" : d < 0 ? "neg" : "" }, `${d > 0 ? "+" : ""}${formatNumber(d)}`); } });
     holder.replaceChildren(sortableTable(columns, rows, state, (r, event) => {
       if (event.target.closest("a")) return;
       location.hash = compareHref(keys, r.instance_id, r.trial);
@@ -715,7 +752,7 @@ async function comparePage(content, keys, query) {
     el(
       "div",
       { class: "controls" },
-      el("label", null, "metric ", el("select", { onchange: (e) => { state.metric = e.target.value; render(); } }, [...metricKeys, "steps"].map((k) => el("option", { value: k }, (data.metrics.find((m) => m.key === k) || { label: k }).label)))),
+      el("label", null, "metric ", el("select", { onchange: (e) => { state.metric = e.target.value; render(); } }, [...metricKeys, "steps"].map((k) => el("option", { value: k, selected: k === state.metric }, (data.metrics.find((m) => m.key === k) || { label: k }).label)))),
       data.runs.length >= 2 ? el("label", null, el("input", { type: "checkbox", onchange: (e) => { state.onlyDiff = e.target.checked; render(); } }), " only where the first two differ") : null,
     ),
     holder,

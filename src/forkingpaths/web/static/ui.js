@@ -102,9 +102,10 @@ export function formatNumber(value, digits) {
   if (value === null || value === undefined) return "–";
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value !== "number") return String(value);
-  if (Number.isInteger(value)) return value.toLocaleString("en-US");
+  if (!Number.isFinite(value)) return String(value);
+  // Up to `digits` decimals, trailing zeros dropped: 14.000000000000002 reads 14, 241.6 reads 241.6.
   const d = digits === undefined ? 4 : digits;
-  return Math.abs(value) < 1000 ? value.toFixed(d) : value.toLocaleString("en-US", { maximumFractionDigits: 1 });
+  return value.toLocaleString("en-US", { maximumFractionDigits: Math.abs(value) < 1000 ? d : 1 });
 }
 
 // A line chart of series indexed by position; `marker` draws the current position, a click
