@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+
+from tests.doubles import free_port
 
 from forkingpaths.core.records import RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
@@ -35,3 +43,32 @@ def run_key(runs_dir: Path, benchmark: str, agent: str | None = None) -> str:
         if path.name.startswith(f"{benchmark}-") and (agent is None or f"-{agent}-" in path.name):
             return path.name
     raise LookupError(f"no {benchmark} run with agent {agent} under {runs_dir}")
+
+
+@contextlib.contextmanager
+def viewer_process(runs_dir: Path) -> Iterator[tuple[str, str]]:
+    """`forkingpaths view RUNS_DIR` in its own process, answering: (its address, the line it
+    printed). Stopped by its pid."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forkingpaths.cli", "view", str(runs_dir), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        printed = proc.stdout.readline() if proc.stdout else ""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url, timeout=2).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"forkingpaths view did not start: {printed}") from None
+                time.sleep(0.2)
+        yield url, printed
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -8,9 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +15,7 @@ from typing import Any
 
 import pytest
 from benchmarks.viewer_run import write_big_run
-from tests.doubles import free_port
-from tests.web.runs import run_key
+from tests.web.runs import run_key, viewer_process
 
 from forkingpaths.core.chat import Message
 from forkingpaths.core.records import EpisodeRecord, ModelCallRecord, RunSpec, StepRecord
@@ -116,29 +112,9 @@ def browser_runs(quick_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="session")
 def base_url(browser_runs: Path) -> Iterator[str]:
-    """`forkingpaths view` serving the runs, in its own process (stopped by its pid)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "forkingpaths.cli", "view", str(browser_runs), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"forkingpaths view did not start: {proc.stdout}") from None
-                time.sleep(0.2)
+    """`forkingpaths view` serving the runs, in its own process."""
+    with viewer_process(browser_runs) as (url, _):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,12 @@ import json
 import shutil
 import socket
 import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from tests.doubles import free_port, run_cli
-from tests.web.runs import run_key
+from tests.doubles import run_cli
+from tests.web.runs import run_key, viewer_process
 
 from forkingpaths.web.bundle import (
     MARKER,
@@ -144,25 +142,7 @@ def test_every_shipped_module_joins_into_one_valid_script(quick_runs: Path) -> N
 
 
 def test_view_serves_until_stopped(quick_runs: Path) -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "forkingpaths.cli", "view", str(quick_runs), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert f"http://127.0.0.1:{port}/" in line
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=5)
-                break
-            except OSError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
-        assert len(json.load(body)["runs"]) == len(list(quick_runs.iterdir()))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with viewer_process(quick_runs) as (url, printed):
+        assert f"forkingpaths view: {url}" in printed
+        body = json.load(urllib.request.urlopen(f"{url}api/runs", timeout=30))
+        assert len(body["runs"]) == len(list(quick_runs.iterdir()))
