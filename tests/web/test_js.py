@@ -128,12 +128,18 @@ def test_the_episode_filter_reads_conditions_and_words() -> None:
 
 
 def test_the_static_folder_holds_only_the_app() -> None:
-    assert {p.name for p in STATIC_DIR.iterdir()} == {
+    names = {p.name for p in STATIC_DIR.iterdir()}
+    assert {"index.html", "main.js", "app.js", "api.js", "ui.js", "study.js", "style.css"} <= names
+    # The study's pages of play and annotation are loaded only under `forkingpaths study`.
+    assert names <= {
         "index.html",
         "main.js",
         "app.js",
         "api.js",
         "ui.js",
+        "study.js",
+        "play.js",
+        "annotate.js",
         "style.css",
     }
     assert Path(STATIC_DIR / "index.html").read_text().count("<script") == 1

@@ -315,6 +315,13 @@ class Benchmark(ABC):
         path = Path(inspect.getfile(type(self))).parent / "web" / "view.js"
         return path if path.is_file() else None
 
+    def play_script(self) -> Path | None:
+        """The ES module that draws a person's controls when they play this benchmark in the
+        browser (`forkingpaths study`): `web/play.js` beside the benchmark's class, if it
+        exists. It exports `renderPlay(root, state, ui, send)`."""
+        path = Path(inspect.getfile(type(self))).parent / "web" / "play.js"
+        return path if path.is_file() else None
+
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
         """Figures comparing several runs (their metrics.json contents); written under out_dir."""
         return []

@@ -181,10 +181,13 @@ async def _static(request: web.Request) -> web.StreamResponse:
 
 
 async def _view_module(request: web.Request) -> web.StreamResponse:
+    # `views/griddag.js` draws griddag's world; `views/griddag-play.js` a player's controls.
     name = request.match_info["benchmark"]
-    if name not in benchmark_names():
+    base, play = (name[: -len("-play")], True) if name.endswith("-play") else (name, False)
+    if base not in benchmark_names():
         raise web.HTTPNotFound()
-    script = make_benchmark(name).view_script()
+    bench = make_benchmark(base)
+    script = bench.play_script() if play else bench.view_script()
     if script is None:
         raise web.HTTPNotFound()
     return _file_response(script)

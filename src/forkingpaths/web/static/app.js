@@ -1,6 +1,7 @@
 // The viewer's pages: runs, a run, an episode with its world view, and a comparison.
 import { add, badge, colors, diff, el, formatNumber, lineChart, svg, table, textBlock } from "./ui.js";
 import { bundled, episodeRows, getJSON, loadView, plotURL } from "./api.js";
+import { adminPage, loginPage, makeContext, queuePage, setupPage, studyBar, whoAmI } from "./study.js";
 
 const PAGE_ROWS = 100;
 const POLL_MS = 3000;
@@ -9,9 +10,41 @@ const ACTION_CHARS = 160;
 let pollTimer = null;
 let pageToken = 0;
 
-export function start() {
+// Under `forkingpaths study` the person signed in ({user, csrf}) or null; undefined for the
+// plain viewer and a bundle.
+let study;
+
+export async function start() {
+  study = bundled ? undefined : await whoAmI().catch(() => undefined);
   window.addEventListener("hashchange", route);
   route();
+}
+
+const STUDY_PAGES = new Set(["login", "setup", "queue", "admin", "play", "annotate"]);
+
+// A study page, or null where the plain viewer's pages apply.
+async function studyRoute(content, parts, query) {
+  const ctx = makeContext(study, (hash) => { location.hash = hash; });
+  const page = parts[0] || "";
+  if (!study || !study.user) {
+    if (page === "setup") return setupPage(content, ctx, query.get("token") || "");
+    return loginPage(content, ctx);
+  }
+  const role = study.user.role;
+  if (page === "queue") return queuePage(content, ctx);
+  if (page === "admin") return adminPage(content, ctx);
+  if (page === "play") {
+    const module = await import(new URL("static/play.js", document.baseURI).href);
+    return module.playPage(content, { benchmark: parts[1], instance: parts[2] }, ctx);
+  }
+  if (page === "annotate") {
+    const module = await import(new URL("static/annotate.js", document.baseURI).href);
+    return module.annotatePage(content, { kind: parts[1] }, ctx);
+  }
+  if (STUDY_PAGES.has(page)) return loginPage(content, ctx);
+  // The runs hold what players and blind annotators must not see.
+  if (role !== "viewer" && role !== "admin") return queuePage(content, ctx);
+  return null;
 }
 
 function parseHash() {
@@ -59,7 +92,9 @@ async function route() {
   const content = el("div", { class: "page" });
   try {
     const { parts, query } = parseHash();
-    if (parts[0] === "run" && parts[2] === "episode") {
+    if (study !== undefined && (await studyRoute(content, parts, query)) !== null) {
+      // drawn by the study's page
+    } else if (parts[0] === "run" && parts[2] === "episode") {
       if (!/^[0-9]+$/.test(parts[3] || "0")) throw new Error(`episode: got "${parts[3]}"; give its number in the run's list (0, 1, ...)`);
       await episodePage(content, parts[1], Number(parts[3] || 0), query, token);
     } else if (parts[0] === "run") {
@@ -73,7 +108,7 @@ async function route() {
     content.replaceChildren(el("h1", null, "Cannot show this page"), el("p", { class: "error" }, String(err.message || err)), el("p", null, el("a", { href: "#/" }, "← all runs")));
   }
   if (token !== pageToken) return;
-  root.replaceChildren(content);
+  root.replaceChildren(...(study === undefined ? [] : [studyBar(study, (hash) => { location.hash = hash; })]), content);
   window.scrollTo(0, 0);
 }
 
