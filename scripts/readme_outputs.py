@@ -137,7 +137,8 @@ def why_not_offline(argv: list[str]) -> str | None:
         return f"not a forkingpaths command ({argv[0]})"
     if any(t in SHELL_OPERATORS for t in argv):
         return "a shell job (redirect, pipe or background)"
-    if argv[1:2] == ["mockserver"] or argv[2:3] in (["serve"], ["play"]):
+    serving = argv[1:2] in (["mockserver"], ["study"]) or argv[2:3] in (["serve"], ["play"])
+    if serving or (argv[1:2] == ["view"] and "--bundle" not in argv):
         return "serves, or waits for a person"
     if _flag_values(argv, "--agent") == ["human"]:
         return "waits for a person (--agent human)"

@@ -65,6 +65,8 @@ def test_commands_that_need_a_model_a_person_or_a_file_are_not_offline() -> None
         "forkingpaths run eeb --agent human": "waits for a person (--agent human)",
         "forkingpaths escape play zombie_lab": "serves, or waits for a person",
         "forkingpaths mockserver --port 8000": "serves, or waits for a person",
+        "forkingpaths view runs": "serves, or waits for a person",
+        "forkingpaths study runs --port 8800": "serves, or waits for a person",
         "forkingpaths griddag score map.json": "needs map.json",
         "forkingpaths run x --agent a -a truths=runs/x/truths.json": "needs runs/x/truths.json",
         "forkingpaths griddag generate --seed 2 > map.json": (
