@@ -67,6 +67,7 @@ from forkingpaths.web.bundle import MARKER as BUNDLE_MARKER
 from forkingpaths.web.bundle import write_bundle
 from forkingpaths.web.data import Viewer
 from forkingpaths.web.server import serve
+from forkingpaths.web.study import serve_study
 
 RUNS_DIR = Path("runs")
 
@@ -613,6 +614,44 @@ def build_app(mount: str | None = "*") -> typer.Typer:
 
         try:
             asyncio.run(serve(Viewer(runs_dir), host, port, ready))
+        except OSError as exc:
+            raise ConfigError(
+                f"--host {host} --port {port}: cannot listen ({exc.strerror or exc}); "
+                "pick another port (--port 0 picks a free one)"
+            ) from None
+        except KeyboardInterrupt:
+            pass
+
+    @app.command("study")
+    def study_cmd(
+        runs_dir: Annotated[
+            Path, typer.Argument(help="the runs folder: played episodes and study.sqlite go here")
+        ] = Path("runs"),
+        port: Annotated[int, typer.Option(help="port to listen on (0: any free port)")] = 8765,
+        host: Annotated[str, typer.Option(help="interface; loopback unless you share it")] = (
+            "127.0.0.1"
+        ),
+        role: RoleOpt = None,
+        role_base_url: RoleBaseUrlOpt = None,
+        role_api_key_env: RoleKeyOpt = None,
+    ) -> None:
+        """Run a human study in the browser: accounts (viewer, player, annotator, admin), people
+        playing assigned instances under the agents' protocol, annotation of judged steps and
+        built instances. The first start prints a one-time link that creates the admin."""
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"--port {port}: allowed: 0..65535 (0 picks a free port)")
+        if runs_dir.exists() and not runs_dir.is_dir():
+            raise ConfigError(f"RUNS_DIR {runs_dir}: is not a folder")
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        roles = parse_roles(role, role_base_url, role_api_key_env)
+
+        def ready(url: str, token: str | None) -> None:
+            console.print(f"forkingpaths study: {url}  (runs under {runs_dir}; Ctrl-C stops it)")
+            if token:
+                console.print(f"first start: create the admin at {url}#/setup?token={token}")
+
+        try:
+            asyncio.run(serve_study(runs_dir, host, port, roles, ready))
         except OSError as exc:
             raise ConfigError(
                 f"--host {host} --port {port}: cannot listen ({exc.strerror or exc}); "

@@ -467,6 +467,11 @@ class PlayManager:
         """The spec of every human run of `benchmark` on this server: agent `human`, no model,
         the configured role models the benchmark has."""
         roles = {r: m for r, m in self.roles.items() if r in benchmark.model_roles}
+        # A role nobody configured is played as in the offline quick suite (TurtleSoup's
+        # scripted responder and judge), so a study runs with no endpoint.
+        offline = next(iter(benchmark.role_defaults_by_model.values()), {})
+        for role, model in offline.items():
+            roles.setdefault(role, RoleModel(model=model))
         return RunSpec(
             benchmark=benchmark.id,
             split=benchmark.default_split,
