@@ -164,7 +164,8 @@ def _type_actions(page: Page, actions: list[str]) -> None:
     """Send actions through the agents' own channel: the typed action, as a model replies."""
     for action in actions:
         _ready(page)
-        details = page.locator("details", has_text="Type an action").first
+        summary = page.locator("details > summary", has_text=re.compile(r"^Type an action$"))
+        details = summary.first.locator("xpath=..")
         if not details.evaluate("(d) => d.open"):
             details.locator("summary").click()
         details.locator("textarea").first.fill(action)
@@ -231,14 +232,14 @@ def test_a_study_from_the_first_admin_to_played_episodes(
 
     # griddag: the frontier agent's moves, sent with the arrow keys' action strings.
     ana.goto(f"{url}#/play/griddag/{GRID}")
-    ana.wait_for_selector(".play-controls *")
+    ana.wait_for_selector(".play-controls .griddag-play-grid")
     _type_actions(ana, plans["griddag"])
     ana.wait_for_selector("text=Your episode is recorded")
     _shot(ana, "study-play-griddag")
 
     # eeb: a maze level played to its end, the first move by its button.
     ana.goto(f"{url}#/play/eeb/{MAZE}")
-    ana.wait_for_selector(".play-controls [data-action]")
+    ana.wait_for_selector(".play-controls .eeb-play-actions [data-action]")
     first = plans["eeb"][0]
     buttons = ana.locator(f".play-controls [data-action='{first}']")
     if buttons.count():
@@ -256,7 +257,7 @@ def test_a_study_from_the_first_admin_to_played_episodes(
     # escape: the oracle's first attempt, through its checkpoints to the finish action; the
     # next attempt starts with that finish forbidden.
     ana.goto(f"{url}#/play/escape/{ESCAPE}")
-    ana.wait_for_selector(".play-controls *")
+    ana.wait_for_selector(".play-controls .escape-play")
     _enter_each(ana, "[aria-label='free-text action']", plans["escape"])
     _shot(ana, "study-play-escape")
     text = ana.locator("main").inner_text()
@@ -264,7 +265,7 @@ def test_a_study_from_the_first_admin_to_played_episodes(
 
     # turtlesoup: three questions answered by the scripted responder.
     ana.goto(f"{url}#/play/turtlesoup/{SOUP}")
-    ana.wait_for_selector(".play-controls *")
+    ana.wait_for_selector(".play-controls .turtlesoup-play")
     asked = ("Did someone die?", "Was it an accident?", "Is the weather important?")
     _enter_each(ana, "[aria-label='Ask one yes/no question, then press Enter']", list(asked))
     for question in asked:
