@@ -25,11 +25,30 @@ const eebPlayColours = { A: "#cf222e", B: "#0969da", C: "#1a7f37", D: "#bf8700" 
 // Choices that outlive one render (the controls are rebuilt after every step).
 const eebPlayChoice = { tool: "eliminate", handler: null };
 
+const EEB_MAZE_TUTORIAL =
+  "Reach the goal G. You see the cells around you; the rest is fog (?) until you explore it. " +
+  "Each action moves 1, 2 or 3 cells in a direction (the buttons, or the arrow keys for one " +
+  "cell) and costs a step. Coins add to your score, monsters cost a life, walls stop you; the " +
+  "score also counts the cells you explore.";
+const EEB_MATCH2_TUTORIAL =
+  "Clear the target tiles of each colour within the step budget. Click a tile to eliminate its " +
+  "group of two or more touching tiles of one colour; props (row, column, bomb, hammer) clear " +
+  "other shapes at the cost the board lists. Tiles above fall down and new ones drop in.";
+
 export function renderPlay(root, state, ui, send) {
   const data = (state.observation && state.observation.data) || {};
   if (eebPlayChoice.handler) document.removeEventListener("keydown", eebPlayChoice.handler);
   eebPlayChoice.handler = null;
-  if (Array.isArray(data.map)) eebPlayMaze(root, state, data, ui, send);
+  const maze = Array.isArray(data.map);
+  root.append(
+    ui.el(
+      "details",
+      { open: state.step === 0 || undefined },
+      ui.el("summary", null, "How to play (tutorial)"),
+      ui.el("p", null, maze ? EEB_MAZE_TUTORIAL : EEB_MATCH2_TUTORIAL),
+    ),
+  );
+  if (maze) eebPlayMaze(root, state, data, ui, send);
   else if (Array.isArray(data.board)) eebPlayMatch2(root, state, data, ui, send);
   else root.append(ui.el("p", { class: "muted" }, "No board in this observation: type the action below."));
 }

@@ -19,10 +19,17 @@ const griddagPlayFill = {
 // The one key listener of the page: replaced at every render, dropped once the page is gone.
 const griddagPlayKeys = { handler: null };
 
+const GRIDDAG_TUTORIAL =
+  "You stand in a grid you cannot see. Each move (up, down, left, right: the arrow keys or the " +
+  "buttons) spends one step and tells you what is where you arrive. Some cells hold states; a " +
+  "state activates once the states it requires are active. Find the goal state and activate " +
+  "it in as few steps as you can: explore where you must, go straight where you know the way.";
+
 export function renderPlay(root, state, ui, send) {
   const data = (state.observation && state.observation.data) || {};
   const known = griddagKnown(state.trail || [], data);
   root.append(
+    ui.el("details", { open: state.step === 0 || undefined }, ui.el("summary", null, "How to play (tutorial)"), ui.el("p", null, GRIDDAG_TUTORIAL)),
     ui.el(
       "div",
       { style: { display: "flex", gap: "1.5rem", flexWrap: "wrap", alignItems: "flex-start" } },
