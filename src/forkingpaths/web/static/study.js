@@ -182,6 +182,14 @@ export async function adminPage(content, ctx) {
         reload();
       },
     ),
+    el("h2", null, "Annotation items and exports"),
+    el(
+      "p",
+      null,
+      el("a", { href: "#/annotate/metric2" }, "MUTATE Metric 2: judged steps, ratings, Table 10 export"),
+      " · ",
+      el("a", { href: "#/annotate/validity" }, "CreativeBench: built instances, validity export"),
+    ),
     el("h2", null, "Assign"),
     el("p", { class: "muted" }, "Items: instance ids to play, one per line (or the item keys the annotation pages list)."),
     assignForm(ctx, users.users || [], reload),
