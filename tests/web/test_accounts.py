@@ -3,6 +3,7 @@ assignments and queues, hashed secrets, durable writes and per-component migrati
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import subprocess
 import sys
@@ -562,3 +563,21 @@ def test_threads_writing_at_once_each_get_their_own_connection(store: StudyStore
     with ThreadPoolExecutor(max_workers=16) as pool:
         assert sum(pool.map(work, range(200))) == 200
     assert len(store.assignments("pat", "play")) == 200
+
+
+async def test_tries_sent_at_once_meet_the_limit(
+    server: TestServer, store: StudyStore, admin: tuple[TestClient, str]
+) -> None:
+    # The try is counted before its (slow) password check: twelve at once give 5 wrong, 7 refused.
+    store.add_user("pat", PLAYER_PASSWORD, "player")
+    client = await _client(server)
+    wrong = {"name": "pat", "password": "not the password"}
+    answers = await asyncio.gather(
+        *(client.post("/api/study/auth/login", json=wrong) for _ in range(12))
+    )
+    statuses = sorted(a.status for a in answers)
+    assert statuses == [401] * 5 + [429] * 7
+    # A right password after the limit is refused too; a success clears its own try.
+    right = {"name": "pat", "password": PLAYER_PASSWORD}
+    assert (await client.post("/api/study/auth/login", json=right)).status == 429
+    await client.close()

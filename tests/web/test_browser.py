@@ -285,6 +285,8 @@ def test_hostile_model_output_is_shown_as_text_and_never_runs(page: Page, base_u
     page.wait_for_selector("table.fp-table tbody tr.clickable")
     _assert_inert(page)
     page.goto(f"{base_url}#/run/{HOSTILE_RUN}")
+    # The runs list's table is on screen until the run page replaces it: wait for the run's.
+    page.wait_for_selector("h2:text-is('Episodes')")
     page.wait_for_selector("table.fp-table tbody tr.clickable")
     _assert_inert(page)
     assert HOSTILE in page.locator("main").inner_text()

@@ -277,3 +277,37 @@ async def test_the_routes_play_an_assigned_instance_for_its_player_only(
     finally:
         for client in (ann, bob, vic):
             await client.close()
+
+
+async def test_a_server_killed_after_the_record_closes_the_episode_on_restart(
+    tmp_path: Path, store: StudyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed right after the record was appended: rescoring never ran, the row still says
+    # running. The next start finds the record and finishes the job; no second try opens.
+    store.add_user("ann", PASSWORD, "player")
+    store.assign("ann", "play", "griddag", [GRIDDAG])
+    moves = await reference_actions("griddag", GRIDDAG, "frontier")
+    first = PlayManager(tmp_path, store)
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(first, "_close_recorded", killed)
+    session = await first.start("ann", "griddag", GRIDDAG)
+    for move in moves:
+        try:
+            await first.act(session.id, "ann", move)
+        except (PlayError, RuntimeError):
+            break
+    await first.aclose()
+    run = RunDirectory(tmp_path / "human-griddag-ann")
+    assert len(run.latest_records()) == 1 and not run.metrics_path.exists()
+
+    restarted = PlayManager(tmp_path, store)
+    try:
+        again = await restarted.start("ann", "griddag", GRIDDAG)
+        assert again.trial == 0 and again.state()["done"]
+        assert [a.done for a in store.assignments("ann", "play")] == [True]
+        assert json.loads(run.metrics_path.read_text())["episodes"]["ok"] == 1
+    finally:
+        await restarted.aclose()

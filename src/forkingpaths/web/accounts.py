@@ -379,6 +379,36 @@ class StudyStore:
     def _failure_keys(name: str, ip: str) -> tuple[str, str]:
         return f"name:{str(name)[:100]}", f"ip:{ip}"
 
+    def begin_login(self, name: str, ip: str) -> float | None:
+        """Count a login try before its password is checked, in one transaction, so tries
+        sent at once cannot all pass the limit: None after 5 failures for this name or 20 from
+        this address in 15 minutes, else the try's time (`end_login` forgets it on success)."""
+        name_key, ip_key = self._failure_keys(name, ip)
+        now = time.time()
+        with self.connect() as conn:
+            conn.execute("DELETE FROM login_failures WHERE at < ?", (now - FAILURE_WINDOW_SECONDS,))
+            count = {
+                key: conn.execute(
+                    "SELECT COUNT(*) FROM login_failures WHERE key = ?", (key,)
+                ).fetchone()[0]
+                for key in (name_key, ip_key)
+            }
+            if count[name_key] >= MAX_FAILURES_PER_NAME or count[ip_key] >= MAX_FAILURES_PER_IP:
+                return None
+            conn.executemany(
+                "INSERT INTO login_failures (key, at) VALUES (?, ?)",
+                [(name_key, now), (ip_key, now)],
+            )
+        return now
+
+    def end_login(self, name: str, ip: str, at: float) -> None:
+        """A try that succeeded is no failure: its rows go."""
+        with self.connect() as conn:
+            conn.executemany(
+                "DELETE FROM login_failures WHERE key = ? AND at = ?",
+                [(key, at) for key in self._failure_keys(name, ip)],
+            )
+
     def login_allowed(self, name: str, ip: str) -> bool:
         """False after 5 failures for this name or 20 from this address in 15 minutes."""
         name_key, ip_key = self._failure_keys(name, ip)

@@ -111,7 +111,7 @@ OBSERVATION_FIELDS: Mapping[str, frozenset[str]] = {
             "objective",
             "attempt",
             "step",
-            "phase",
+            # not "phase": the agent's text never shows the checkpoint counter
             "scene",
             "scene_description",
             "possible_actions",
@@ -192,10 +192,18 @@ class PlayNotFound(ForkingPathsError):
     """No play session of that id belongs to the person asking (HTTP 404)."""
 
 
+LAST_STEP_FIELDS = frozenset({"action", "response"})
+"""Of escape's `last` (the step before), what its text shows: the engine's own judgement of
+it (success, kind, canonical form) stays on the server."""
+
+
 def filter_observation(benchmark: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """The part of an observation's data a player receives (`OBSERVATION_FIELDS`)."""
     allowed = OBSERVATION_FIELDS.get(benchmark, frozenset())
-    return {key: value for key, value in data.items() if key in allowed}
+    out = {key: value for key, value in data.items() if key in allowed}
+    if isinstance(out.get("last"), Mapping):
+        out["last"] = {k: v for k, v in out["last"].items() if k in LAST_STEP_FIELDS}
+    return out
 
 
 def public_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
@@ -518,9 +526,16 @@ class PlayManager:
             (row["instance"], row["trial"])
         )
         if recorded is not None and recorded.status == "ok":
-            # Killed after the record was written but before the row said so.
+            # Killed after the record was written but maybe before the rest was done.
             if row["status"] != "done":
-                await asyncio.to_thread(self._finish_row, row["id"])
+                await asyncio.to_thread(
+                    self._close_recorded,
+                    row["id"],
+                    row["user_name"],
+                    row["instance"],
+                    bench,
+                    run_dir,
+                )
             session = self._session(row, WebHumanAgent())
             session.status, session.record = "done", recorded
             session.agent.ready.set()
@@ -591,19 +606,25 @@ class PlayManager:
     def _record(
         self, session: PlaySession, record: EpisodeRecord, bench: Benchmark, run_dir: RunDirectory
     ) -> None:
-        """Append the finished episode, rescore the run, close the session and its assignment."""
+        """Append the finished episode, then close it (`_close_recorded`)."""
         run_dir.append(record)
+        self._close_recorded(session.id, session.user, session.instance, bench, run_dir)
+
+    def _close_recorded(
+        self, session_id: str, user: str, instance: str, bench: Benchmark, run_dir: RunDirectory
+    ) -> None:
+        """Everything after a played episode's record is on disk, safe to repeat: its
+        assignment done first (so a failure below never reopens the instance), the session
+        row done, the run rescored. Run again for a session found recorded after a restart."""
+        for assignment in self.store.assignments(user, "play"):
+            if assignment.item == instance and assignment.benchmark in (bench.name, bench.id):
+                self.store.mark_done(assignment.id, user)
+        self._finish_row(session_id)
         latest = run_dir.latest_records()
         jobs = [
             EpisodeJob(bench.instance(iid), trial, r.seed) for (iid, trial), r in latest.items()
         ]
         finalize_run(run_dir, bench, jobs)
-        self._finish_row(session.id)
-        for assignment in self.store.assignments(session.user, "play"):
-            if assignment.item == session.instance and (
-                assignment.benchmark in (bench.name, bench.id)
-            ):
-                self.store.mark_done(assignment.id, session.user)
 
     # ---- the database ----
 
