@@ -33,6 +33,14 @@ export function readRating(kind, values) {
   return { value: { valid: values.valid === "yes", reason } };
 }
 
+// An item as an annotator sees it: a judged step's key without its run, whose name says
+// which agent and model played (the rating stays blind to them as to the judge).
+function shownKey(kind, key) {
+  if (kind !== "metric2") return key;
+  const [, instance, trial, attempt, step] = String(key).split("|");
+  return `${instance} · trial ${trial} · attempt ${Number(attempt) + 1} · step ${step}`;
+}
+
 export async function annotatePage(content, params, ctx) {
   const { el, add } = ctx.ui;
   const kind = params.kind || "metric2";
@@ -65,7 +73,7 @@ export async function annotatePage(content, params, ctx) {
         el("summary", null, `Your ${rated.length} rated items (open one to rate it again)`),
         ctx.ui.table(
           ["item", ""],
-          rated.map((i) => [el("span", { class: "mono" }, i.item), el("button", { class: "link", onclick: () => open(i.item) }, "rate again")]),
+          rated.map((i) => [el("span", { class: "mono" }, shownKey(kind, i.item)), el("button", { class: "link", onclick: () => open(i.item) }, "rate again")]),
         ),
       ),
     );
@@ -80,7 +88,7 @@ export async function annotatePage(content, params, ctx) {
       add(body, el("p", { "data-testid": "annotate-done" }, "Nothing left to rate in your queue. Thank you!"));
       return;
     }
-    add(body, el("p", { class: "muted small mono" }, data.item));
+    add(body, el("p", { class: "muted small mono" }, shownKey(kind, data.item)));
     add(body, kind === "metric2" ? stepView(data.context, ctx.ui) : instanceView(data.instance, ctx.ui));
     add(body, ratingForm(kind, data, ctx, async () => {
       await next();
