@@ -612,15 +612,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                     "listening on %s: anyone who can reach it can read these runs", host
                 )
 
-        try:
-            asyncio.run(serve(Viewer(runs_dir), host, port, ready))
-        except OSError as exc:
-            raise ConfigError(
-                f"--host {host} --port {port}: cannot listen ({exc.strerror or exc}); "
-                "pick another port (--port 0 picks a free one)"
-            ) from None
-        except KeyboardInterrupt:
-            pass
+        _serve_until_stopped(serve(Viewer(runs_dir), host, port, ready), host, port)
 
     @app.command("study")
     def study_cmd(
@@ -650,15 +642,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             if token:
                 console.print(f"first start: create the admin at {url}#/setup?token={token}")
 
-        try:
-            asyncio.run(serve_study(runs_dir, host, port, roles, ready))
-        except OSError as exc:
-            raise ConfigError(
-                f"--host {host} --port {port}: cannot listen ({exc.strerror or exc}); "
-                "pick another port (--port 0 picks a free one)"
-            ) from None
-        except KeyboardInterrupt:
-            pass
+        _serve_until_stopped(serve_study(runs_dir, host, port, roles, ready), host, port)
 
     @app.command("mockserver")
     def mockserver_cmd(
@@ -696,6 +680,19 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         if entry:
             app.add_typer(load_entry_point(entry), name=cls.name, help=cls.description)
     return app
+
+
+def _serve_until_stopped(server: Any, host: str, port: int) -> None:
+    """Run a web server until Ctrl-C; an address it cannot take is one line."""
+    try:
+        asyncio.run(server)
+    except OSError as exc:
+        raise ConfigError(
+            f"--host {host} --port {port}: cannot listen ({exc.strerror or exc}); "
+            "pick another port (--port 0 picks a free one)"
+        ) from None
+    except KeyboardInterrupt:
+        pass
 
 
 def _commands_to_mount(argv: list[str]) -> str | None:

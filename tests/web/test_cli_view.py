@@ -146,3 +146,21 @@ def test_view_serves_until_stopped(quick_runs: Path) -> None:
         assert f"forkingpaths view: {url}" in printed
         body = json.load(urllib.request.urlopen(f"{url}api/runs", timeout=30))
         assert len(body["runs"]) == len(list(quick_runs.iterdir()))
+
+
+def test_study_refuses_a_bad_port_or_folder_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    code, _, err = run_cli(["study", str(tmp_path), "--port", "70000"], capsys)
+    _one_line_error(code, err, "--port 70000", "0..65535")
+    (tmp_path / "file").write_text("x")
+    code, _, err = run_cli(["study", str(tmp_path / "file")], capsys)
+    _one_line_error(code, err, "RUNS_DIR", "is not a folder")
+    code, _, err = run_cli(["study", str(tmp_path), "--role", "judge"], capsys)
+    _one_line_error(code, err, "--role", "ROLE=VALUE")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, _, err = run_cli(["study", str(tmp_path), "--port", str(port)], capsys)
+    _one_line_error(code, err, f"--port {port}", "cannot listen")
