@@ -581,3 +581,29 @@ async def test_tries_sent_at_once_meet_the_limit(
     right = {"name": "pat", "password": PLAYER_PASSWORD}
     assert (await client.post("/api/study/auth/login", json=right)).status == 429
     await client.close()
+
+
+async def test_an_admin_resets_a_password_and_takes_an_assignment_back(
+    server: TestServer, store: StudyStore, admin: tuple[TestClient, str]
+) -> None:
+    client, csrf = admin
+    headers = {"X-CSRF-Token": csrf}
+    store.add_user("pat", PLAYER_PASSWORD, "player")
+    for _ in range(5):
+        store.record_failure("pat", "10.9.9.9")
+    assert not store.login_allowed("pat", "10.0.0.1")
+    answer = await client.post(
+        "/api/study/admin/password",
+        json={"name": "pat", "password": "a brand new one"},
+        headers=headers,
+    )
+    assert answer.status == 200
+    assert store.login_allowed("pat", "10.0.0.1"), "a reset lifts the lock on the name"
+    assert store.check_password("pat", "a brand new one") is not None
+    assert store.check_password("pat", PLAYER_PASSWORD) is None
+    store.assign("pat", "play", "griddag", ["low-easy-s0"])
+    (made,) = store.assignments("pat", "play")
+    answer = await client.post("/api/study/admin/unassign", json={"id": made.id}, headers=headers)
+    assert answer.status == 200 and store.assignments("pat", "play") == []
+    again = await client.post("/api/study/admin/unassign", json={"id": made.id}, headers=headers)
+    assert again.status == 404

@@ -311,3 +311,33 @@ async def test_a_server_killed_after_the_record_closes_the_episode_on_restart(
         assert json.loads(run.metrics_path.read_text())["episodes"]["ok"] == 1
     finally:
         await restarted.aclose()
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"user": "ann", "kind": "play", "benchmark": "gridag", "items": [GRIDDAG]}, "griddag"),
+        ({"user": "ann", "kind": "play", "benchmark": "griddag", "items": ["nope"]}, "'nope'"),
+        (
+            {"user": "ann", "kind": "play", "benchmark": "creativebench", "items": ["combo-01"]},
+            "not played in the browser",
+        ),
+        ({"user": "vic", "kind": "play", "benchmark": "griddag", "items": [GRIDDAG]}, "viewer"),
+        ({"user": "ann", "kind": "metric2", "items": ["run|x|0|0|1"]}, "annotator"),
+        ({"user": "nobody", "kind": "play", "benchmark": "griddag", "items": [GRIDDAG]}, "nobody"),
+    ],
+)
+async def test_an_assignment_that_cannot_be_done_is_refused_when_made(
+    server: TestServer, store: StudyStore, body: dict, says: str
+) -> None:
+    store.add_user("ada", PASSWORD, "admin")
+    before = store.assignments(None)
+    admin, csrf = await _login(server, "ada")
+    try:
+        response = await admin.post("/api/study/admin/assign", json=body, headers=csrf)
+        assert response.status in (400, 404), await response.text()
+        error = await response.json()
+    finally:
+        await admin.close()
+    assert says in error["error"] and "\n" not in error["error"]
+    assert store.assignments(None) == before

@@ -296,6 +296,35 @@ class StudyStore:
         )
         return User(int(cursor.lastrowid or 0), name, role)
 
+    def reset_password(self, name: str, password: str) -> User:
+        """Give an account a new password (the admin's reset): its sessions end and its
+        failed tries are forgotten, which also lifts a lock on its name."""
+        check_name(name)
+        password_hash = self._hasher.hash(check_password_text(password))
+        with self.connect() as conn:
+            row = conn.execute(
+                "SELECT id, name, role FROM users WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                raise UnknownUser(f"user: no account named {name!r}")
+            conn.execute(
+                "UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, row["id"])
+            )
+            conn.execute("DELETE FROM sessions WHERE user_id = ?", (row["id"],))
+            conn.execute(
+                "DELETE FROM login_failures WHERE key = ?", (self._failure_keys(name, "")[0],)
+            )
+        return User(row["id"], row["name"], row["role"])
+
+    def unassign(self, assignment_id: int) -> bool:
+        """Take an assignment back (one made by mistake); whether it existed."""
+        if type(assignment_id) is not int:
+            raise ConfigError(f"id: got {shown(assignment_id)}; allowed: an assignment's number")
+        with self.connect() as conn:
+            return (
+                conn.execute("DELETE FROM assignments WHERE id = ?", (assignment_id,)).rowcount > 0
+            )
+
     def users(self) -> list[User]:
         """Every account, by name."""
         with self.connect() as conn:

@@ -44,6 +44,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/api/study/admin/users", _refusals(_add_user))
     app.router.add_get("/api/study/admin/assignments", _refusals(_list_assignments))
     app.router.add_post("/api/study/admin/assign", _refusals(_assign))
+    app.router.add_post("/api/study/admin/unassign", _refusals(_unassign))
+    app.router.add_post("/api/study/admin/password", _refusals(_reset_password))
     app.router.add_get("/api/study/queue", _refusals(_queue))
 
 
@@ -172,17 +174,62 @@ async def _list_assignments(request: web.Request) -> web.StreamResponse:
     return _reply({"assignments": [a.public() for a in rows]})
 
 
+KIND_ROLES = {
+    "play": "player",
+    "summary": "player",
+    "metric2": "annotator",
+    "validity": "annotator",
+}
+"""Who does each kind of assignment (an admin may do any)."""
+KIND_BENCHMARKS = {"metric2": "escape", "validity": "creativebench"}
+"""The benchmark an annotation kind belongs to, when the admin names none."""
+
+AssignCheck = Callable[[str, list[str]], None]
+ASSIGN_CHECKS = web.AppKey("assign_checks", dict)
+"""kind -> a check of (benchmark, items) that raises ConfigError naming what does not exist;
+the play and annotation routes register theirs, so a typo is refused when it is assigned."""
+
+
+def register_assign_check(app: web.Application, kind: str, check: AssignCheck) -> None:
+    app.setdefault(ASSIGN_CHECKS, {})[kind] = check
+
+
 async def _assign(request: web.Request) -> web.StreamResponse:
     await require(request, "admin")
     body = await _body(request)
-    added = await asyncio.to_thread(
-        request.app[STORE].assign,
-        body.get("user"),
-        body.get("kind"),
-        body.get("benchmark"),
-        body.get("items"),
-    )
+    store = request.app[STORE]
+    kind = check_kind(body.get("kind"))
+    benchmark = body.get("benchmark") or KIND_BENCHMARKS.get(kind)
+    person = await asyncio.to_thread(store.user, body.get("user") or "")
+    if person is None:
+        raise UnknownUser(f"user: no account named {body.get('user')!r}")
+    if person.role not in (KIND_ROLES[kind], "admin"):
+        raise ConfigError(
+            f"user: {person.name} is a {person.role}; {kind} is done by a {KIND_ROLES[kind]}"
+        )
+    items = body.get("items")
+    check = request.app.get(ASSIGN_CHECKS, {}).get(kind)
+    if check is not None and isinstance(items, list) and isinstance(benchmark, str):
+        await asyncio.to_thread(check, benchmark, items)
+    added = await asyncio.to_thread(store.assign, person.name, kind, benchmark, items)
     return _reply({"added": added})
+
+
+async def _unassign(request: web.Request) -> web.StreamResponse:
+    await require(request, "admin")
+    body = await _body(request)
+    if not await asyncio.to_thread(request.app[STORE].unassign, body.get("id")):
+        raise json_error(404, f"id: no assignment {body.get('id')!r}")
+    return _reply({"removed": body.get("id")})
+
+
+async def _reset_password(request: web.Request) -> web.StreamResponse:
+    await require(request, "admin")
+    body = await _body(request)
+    user = await asyncio.to_thread(
+        request.app[STORE].reset_password, body.get("name"), body.get("password")
+    )
+    return _reply({"user": user.public()})
 
 
 async def _queue(request: web.Request) -> web.StreamResponse:

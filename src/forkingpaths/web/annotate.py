@@ -48,10 +48,11 @@ from forkingpaths.benchmarks.escape.judge import (
     judge_item_from_step,
 )
 from forkingpaths.benchmarks.escape.judge_prompts import JUDGE_SYSTEM
-from forkingpaths.core.errors import ForkingPathsError, shown
+from forkingpaths.core.errors import ConfigError, ForkingPathsError, shown
 from forkingpaths.core.records import EpisodeRecord
 from forkingpaths.runner.rundir import load_records
 from forkingpaths.web.accounts import STORE, StudyStore, User, require
+from forkingpaths.web.admin_routes import register_assign_check
 from forkingpaths.web.data import NotFound, Viewer, run_dirs
 from forkingpaths.web.server import VIEWER
 
@@ -494,8 +495,32 @@ def export_turtlesoup_baseline(runs_dir: Path) -> dict[str, Any]:
 # ---- routes ----
 
 
+def check_items(viewer: Viewer, kind: str, items: list[str]) -> None:
+    """Refuse, when they are assigned, items that do not exist: a Metric 2 key that is no
+    judged step of its run, a validity key that is no instance of its file."""
+    judged: dict[str, set[str]] = {}
+    for item in items:
+        try:
+            if kind == "metric2":
+                run = str(item).split("|", 1)[0]
+                if run not in judged:
+                    judged[run] = set(metric2_items(viewer, run))
+                if item not in judged[run]:
+                    raise ConfigError(f"no judged step of run {run!r}")
+            else:
+                validity_payload(viewer.runs_dir, item)
+        except ForkingPathsError as exc:
+            raise ConfigError(
+                f"items: {shown(item)}: {exc}; list the items on the annotation page"
+            ) from None
+
+
 def add_routes(app: web.Application) -> None:
     """The annotation routes under /api/study/annotate/ (the app holds the StudyStore)."""
+    for kind in ("metric2", "validity"):
+        register_assign_check(
+            app, kind, lambda _benchmark, items, kind=kind: check_items(app[VIEWER], kind, items)
+        )
     app.on_startup.append(_migrate)
     app.router.add_get("/api/study/annotate/next", _next)
     app.router.add_get("/api/study/annotate/item", _item)

@@ -19,13 +19,14 @@ from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.env import Env, Observation, Step, Wrapper
 from forkingpaths.core.errors import ConfigError, ForkingPathsError
 from forkingpaths.core.records import EpisodeRecord, RoleModel, RunOptions, RunSpec, utc_now
-from forkingpaths.core.registry import make_benchmark
+from forkingpaths.core.registry import benchmark_names, make_benchmark
 from forkingpaths.models.factory import close_models
 from forkingpaths.models.usage import UsageMeter
 from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, EpisodeRunner
 from forkingpaths.runner.rundir import RunDirectory, check_run_id
 from forkingpaths.runner.scoring import finalize_run
 from forkingpaths.web.accounts import STORE, StudyStore, json_error, require
+from forkingpaths.web.admin_routes import register_assign_check
 
 log = logging.getLogger(__name__)
 
@@ -687,6 +688,22 @@ PLAY = web.AppKey("play", PlayManager)
 """The application's PlayManager."""
 
 
+def check_playable(benchmark: str, items: list[str]) -> None:
+    """Refuse, when they are assigned, a benchmark that has no play page or an instance it
+    does not have (a typo is the admin's to fix, not the player's to find)."""
+    bench = make_benchmark(benchmark)
+    if bench.play_script() is None:
+        playable = [n for n in benchmark_names() if make_benchmark(n).play_script() is not None]
+        raise ConfigError(
+            f"benchmark: {bench.name} is not played in the browser; allowed: {', '.join(playable)}"
+        )
+    for item in items:
+        try:
+            bench.instance(item)
+        except ConfigError as exc:
+            raise ConfigError(f"items: {exc}") from None
+
+
 def add_routes(
     app: web.Application,
     runs_dir: Path | None = None,
@@ -705,6 +722,7 @@ def add_routes(
         if PLAY in app:
             await app[PLAY].aclose()
 
+    register_assign_check(app, "play", check_playable)
     app.on_startup.append(on_startup)
     app.on_cleanup.append(on_cleanup)
     app.router.add_post("/api/study/play/start", _start)

@@ -106,8 +106,8 @@ export async function loginPage(content, ctx) {
     el("h1", null, "Sign in"),
     el("p", { class: "muted" }, "This viewer runs a study: sign in with the name and password your study's admin gave you."),
     form([["name", "name"], ["password", "password", "password"]], "Sign in", async (values) => {
-      await ctx.api("POST", "auth/login", values);
-      location.hash = "#/queue";
+      const signed = await ctx.api("POST", "auth/login", values);
+      location.hash = signed.user && signed.user.role === "admin" ? "#/admin" : "#/queue";
       location.reload();
     }),
   );
@@ -190,13 +190,44 @@ export async function adminPage(content, ctx) {
       " · ",
       el("a", { href: "#/annotate/validity" }, "CreativeBench: built instances, validity export"),
     ),
+    el("h3", null, "Reset a password"),
+    el("p", { class: "muted" }, "Also ends the person's sessions and lifts a lock after wrong passwords."),
+    form(
+      [
+        ["name", "name"],
+        ["password", "new password (8 or more characters)", "password"],
+      ],
+      "Reset",
+      async (values) => {
+        await ctx.api("POST", "admin/password", values);
+        reload();
+      },
+    ),
     el("h2", null, "Assign"),
     el("p", { class: "muted" }, "Items: instance ids to play, one per line (or the item keys the annotation pages list)."),
     assignForm(ctx, users.users || [], reload),
     el("h2", null, "Assignments"),
     table(
-      ["person", "kind", "benchmark", "item", "done"],
-      (assigned.assignments || []).map((a) => [a.user, KINDS[a.kind] || a.kind, a.benchmark, el("span", { class: "mono" }, a.item), a.done ? "yes" : "no"]),
+      ["person", "kind", "benchmark", "item", "done", ""],
+      (assigned.assignments || []).map((a) => [
+        a.user,
+        KINDS[a.kind] || a.kind,
+        a.benchmark,
+        el("span", { class: "mono" }, a.item),
+        a.done ? "yes" : "no",
+        el(
+          "button",
+          {
+            class: "link",
+            title: "take this assignment back",
+            onclick: async () => {
+              await ctx.api("POST", "admin/unassign", { id: a.id });
+              reload();
+            },
+          },
+          "remove",
+        ),
+      ]),
     ),
   );
 }
