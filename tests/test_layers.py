@@ -40,8 +40,8 @@ LAYERS = [
         "forkingpaths.runner.local_suite",
         "forkingpaths.runner.reproduce",
     ),
-    # The viewer reads run directories and draws the report's tables.
-    ("forkingpaths.web",),
+    # The viewer reads run directories and draws the report's tables; the exports read them.
+    ("forkingpaths.web", "forkingpaths.export"),
     # The command line, a benchmark's commands included (they start runs: human play).
     (
         "forkingpaths.gym",
@@ -69,6 +69,12 @@ DEFERRABLE = (
     "forkingpaths.models.openai_compat",  # imports the SDK
     "forkingpaths.models.mockserver",  # aiohttp's server, for one CLI command
     "forkingpaths.benchmarks.creativebench.serve",  # aiohttp's server, for one CLI command
+    # the exports' libraries are extras (inspect, parquet, wandb)
+    "inspect_ai",
+    "pyarrow",
+    "datasets",
+    "huggingface_hub",
+    "wandb",
 )
 
 # Modules whose every import is deliberate and deferred: the sandbox's worker runs in a fresh

@@ -28,6 +28,10 @@ from forkingpaths.core.registry import (
     make_benchmark,
     scripted_policy_table,
 )
+from forkingpaths.export.inspect_log import export_inspect
+from forkingpaths.export.parquet import export_parquet
+from forkingpaths.export.parquet import push_to_hub as upload
+from forkingpaths.export.wandb_log import WandbLogger
 from forkingpaths.models.local import DEFAULT_CONTEXT, DEFAULT_THREADS, serve_local
 from forkingpaths.report.compare import compare_runs
 from forkingpaths.report.html import write_run_report
@@ -190,6 +194,14 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         run_id: Annotated[str | None, typer.Option(help="run directory name")] = None,
         runs_dir: RunsDirOpt = RUNS_DIR,
         no_progress: NoProgressOpt = False,
+        wandb: Annotated[
+            str | None,
+            typer.Option(
+                "--wandb",
+                metavar="PROJECT",
+                help="log metrics, cost and an episode table to this W&B project as the run goes",
+            ),
+        ] = None,
     ) -> None:
         """Run (or resume) a benchmark, or a suite, and write its run directory.
 
@@ -212,6 +224,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         if suite is not None:
             if benchmark is not None:
                 raise ConfigError("give either a BENCHMARK or --suite, not both")
+            if wandb is not None:
+                raise ConfigError("--wandb logs one run: give a BENCHMARK, not --suite")
 
             results = run_suite(suite, options, runs_dir=runs_dir, console=console)
             _exit_on_errors(results)
@@ -265,8 +279,17 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             roles=parse_roles(role, role_base_url, role_api_key_env),
         )
 
+        # Built before the run: a missing wandb package is refused before anything is written.
+        observers = [WandbLogger(wandb)] if wandb is not None else []
         result = _run_async(
-            execute_run(spec, options, runs_dir=runs_dir, run_id=run_id, force_new=force_new)
+            execute_run(
+                spec,
+                options,
+                runs_dir=runs_dir,
+                run_id=run_id,
+                force_new=force_new,
+                observers=observers,
+            )
         )
         print_run_summary(console, bench, result)
         _exit_on_errors([result])
@@ -527,6 +550,41 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         for note in est.notes:
             console.print(f"[dim]{note}[/dim]")
 
+    export_app = typer.Typer(
+        help="Write a run where researchers already look: an Inspect eval log, Parquet tables."
+    )
+    app.add_typer(export_app, name="export")
+
+    @export_app.command("inspect")
+    def export_inspect_cmd(
+        run_dir: Annotated[Path, typer.Argument(help="a run directory (runs/<run-id>)")],
+        out: Annotated[Path | None, typer.Option(help="the log file to write")] = None,
+    ) -> None:
+        """An Inspect AI eval log of the run (one sample per episode, every call's messages,
+        the metrics as scores): `inspect view` opens it. Needs the `inspect` extra."""
+        _check_run_dir(run_dir)
+        console.print(f"inspect log: {export_inspect(run_dir, out)}")
+
+    @export_app.command("parquet")
+    def export_parquet_cmd(
+        run_dir: Annotated[Path, typer.Argument(help="a run directory (runs/<run-id>)")],
+        out: Annotated[
+            Path | None, typer.Option(help="the folder to write the tables into")
+        ] = None,
+        push_to_hub: Annotated[
+            str | None, typer.Option(help="also upload the tables to this Hugging Face dataset")
+        ] = None,
+    ) -> None:
+        """The run's episodes, steps and model calls as Parquet tables (schema in
+        docs/export-parquet.md), for pandas and `datasets`. Needs the `parquet` extra."""
+        _check_run_dir(run_dir)
+        tables = export_parquet(run_dir, out)
+        for name, path in tables.items():
+            console.print(f"{name}: {path}")
+        if push_to_hub:
+            upload(next(iter(tables.values())).parent, push_to_hub)
+            console.print(f"pushed to https://huggingface.co/datasets/{push_to_hub}")
+
     local_app = typer.Typer(help="Local GGUF models on llama.cpp's server (the `local` extra).")
     app.add_typer(local_app, name="local")
 
@@ -680,6 +738,11 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         if entry:
             app.add_typer(load_entry_point(entry), name=cls.name, help=cls.description)
     return app
+
+
+def _check_run_dir(run_dir: Path) -> None:
+    if not RunDirectory(run_dir).exists():
+        raise ConfigError(f"RUN_DIR {run_dir}: not a run directory (no spec.json)")
 
 
 def _serve_until_stopped(server: Any, host: str, port: int) -> None:

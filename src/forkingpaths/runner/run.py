@@ -8,10 +8,10 @@ import gc
 import hashlib
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from forkingpaths.core.benchmark import Benchmark
 from forkingpaths.core.errors import ConfigError
@@ -46,6 +46,24 @@ class RunResult:
     def errored(self) -> list[EpisodeRecord]:
         """The planned episodes whose latest record is an error (this and earlier invocations)."""
         return [r for r in self.records if r.status == "error"]
+
+
+class RunObserver(Protocol):
+    """Told about a run as it goes (W&B logging: `forkingpaths.export.wandb_log.WandbLogger`).
+
+    `run_started` comes once the run directory is open, before the first episode; raising
+    there refuses the run. `episode_recorded` follows each record appended to episodes.jsonl,
+    in the driver, whatever the executor. `run_finished` gets the result once metrics.json and
+    the report are written, or None when the run stopped on an exception (Ctrl-C).
+    """
+
+    def run_started(
+        self, run_dir: RunDirectory, spec: RunSpec, recorded: Iterable[EpisodeRecord]
+    ) -> None: ...
+
+    def episode_recorded(self, record: EpisodeRecord) -> None: ...
+
+    def run_finished(self, result: RunResult | None) -> None: ...
 
 
 RETRY_HINT = "re-run the same command with --retry-errors to retry them"
@@ -187,8 +205,10 @@ async def execute_run(
     run_id: str | None = None,
     force_new: bool = False,
     write_report: bool = True,
+    observers: Sequence[RunObserver] = (),
 ) -> RunResult:
-    """Run (or resume) a spec. Cancelling this coroutine (Ctrl-C) keeps every finished record."""
+    """Run (or resume) a spec. Cancelling this coroutine (Ctrl-C) keeps every finished record.
+    `observers` are told of the run's start, each recorded episode and its end."""
     if run_id is not None:
         check_run_id(run_id)
     # A price file that cannot be read is refused now, whatever the model (scripted ones too).
@@ -234,6 +254,8 @@ async def execute_run(
             "--prices FILE)",
             spec.model,
         )
+    for observer in observers:
+        observer.run_started(run_dir, spec, existing.values())
     # The budget covers the whole run, earlier invocations included.
     spent_before = sum(record.cost_usd for record in existing.values())
     budget_hit = False
@@ -264,6 +286,8 @@ async def execute_run(
         def on_record(record: EpisodeRecord) -> None:
             nonlocal new
             run_dir.append(record)
+            for observer in observers:
+                observer.episode_recorded(record)
             new += 1
             progress.episode_done(len(record.steps), record.status == "error")
 
@@ -275,6 +299,10 @@ async def execute_run(
         ticker = asyncio.create_task(tick())
         try:
             await executor.run(todo, context, on_record, should_continue)
+        except BaseException:
+            for observer in observers:
+                observer.run_finished(None)
+            raise
         finally:
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -296,7 +324,10 @@ async def execute_run(
     # reproduction resumes many runs); `forkingpaths report RUN` rebuilds it on demand.
     if write_report and (new or not run_dir.report_path.exists()):
         write_run_report(run_dir, run_dir.read_header(), benchmark, records, metrics)
-    return RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, records)
+    result = RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, records)
+    for observer in observers:
+        observer.run_finished(result)
+    return result
 
 
 @contextlib.contextmanager
@@ -320,6 +351,7 @@ def _collector_tuned() -> Iterator[None]:
 
 __all__ = [
     "RETRY_HINT",
+    "RunObserver",
     "RunResult",
     "describe_errors",
     "error_cause",
