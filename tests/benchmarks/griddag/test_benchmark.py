@@ -7,12 +7,13 @@ from collections import deque
 from pathlib import Path
 
 import pytest
+from tests.benchmarks.griddag.worlds import played_record
 
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark, GridDagOptions
 from forkingpaths.benchmarks.griddag.plots import write_compare_plots
 from forkingpaths.benchmarks.griddag.world import World
 from forkingpaths.core.errors import ConfigError, ResetNeeded
-from forkingpaths.core.records import EpisodeRecord, StepRecord
+from forkingpaths.core.records import EpisodeRecord
 
 
 def oracle_steps(world: World) -> int | None:
@@ -103,7 +104,7 @@ def test_bad_options_are_refused_in_one_line(options: dict[str, object], message
 
 def test_metric_specs_cover_every_run_level_metric() -> None:
     bench = GridDagBenchmark()
-    record = _record(bench, "low-easy-s0", ["right"])
+    record = played_record(bench, "low-easy-s0", ["right"])
     record.metrics = bench.episode_metrics(record)
     keys = set(bench.aggregate([record])) - {"by_group"}
     assert keys == set(bench.metric_specs)
@@ -146,40 +147,11 @@ async def test_the_env_truncates_at_the_hidden_budget_inside_the_runners_wrapper
         await env.astep("up")
 
 
-def _record(bench: GridDagBenchmark, instance_id: str, moves: list[str]) -> EpisodeRecord:
-    env = bench.make_env(bench.instance(instance_id))
-    obs = env.reset(seed=0)
-    record = EpisodeRecord(
-        run_id="t",
-        benchmark=bench.id,
-        split="main",
-        instance_id=instance_id,
-        seed=0,
-        agent="scripted",
-        initial_observation=obs.text,
-        initial_info=dict(obs.data),
-    )
-    for i, move in enumerate(moves):
-        step = env.step(move)
-        record.steps.append(
-            StepRecord(
-                index=i,
-                observation=obs.text,
-                action=move,
-                feedback=step.observation.text,
-                valid=step.info["valid"],
-                info={k: v for k, v in step.info.items() if k != "valid"},
-            )
-        )
-        obs = step.observation
-    return record
-
-
 def test_episode_metrics_count_refused_moves_as_errors() -> None:
     bench = GridDagBenchmark()
     world = bench.world(bench.instance("low-easy-s0"))
     assert world.available_directions(world.start) == ["up", "down"]
-    record = _record(bench, "low-easy-s0", ["left", "left", "garbage"])
+    record = played_record(bench, "low-easy-s0", ["left", "left", "garbage"])
     # Three refused moves in case 1 (nothing pending): three exploration errors out of three.
     assert bench.episode_metrics(record) == {
         "success": False,

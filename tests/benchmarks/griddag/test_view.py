@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.benchmarks.griddag.worlds import played_record
 
 from forkingpaths.api import load_records, run
 from forkingpaths.benchmarks.griddag.benchmark import GridDagBenchmark
 from forkingpaths.benchmarks.griddag.metric import ErrorMetric, score_trajectory
-from forkingpaths.core.records import EpisodeRecord, StepRecord
+from forkingpaths.core.records import EpisodeRecord
 
 INSTANCES = ["low-medium-s0", "medium-hard-s1", "high-medium-s1"]
 HOSTILE = ["<script>alert(1)</script>", '" onmouseover="x', "javascript:alert(1)"]
@@ -41,37 +42,6 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> list[EpisodeRecord]:
         transcripts=False,
     )
     return out
-
-
-def _played(bench: GridDagBenchmark, instance_id: str, actions: list[str]) -> EpisodeRecord:
-    """A record of `actions` played on the instance's env, built as the runner builds one."""
-    env = bench.make_env(bench.instance(instance_id))
-    obs = env.reset(seed=0)
-    record = EpisodeRecord(
-        run_id="t",
-        benchmark=bench.id,
-        split="main",
-        instance_id=instance_id,
-        seed=0,
-        agent="scripted",
-        initial_observation=obs.text,
-        initial_info=dict(obs.data),
-    )
-    for i, action in enumerate(actions):
-        step = env.step(action)
-        record.steps.append(
-            StepRecord(
-                index=i,
-                observation=obs.text,
-                thought=action,
-                action=action,
-                feedback=step.observation.text,
-                valid=step.info["valid"],
-                info={k: v for k, v in step.info.items() if k != "valid"},
-            )
-        )
-        obs = step.observation
-    return record
 
 
 def test_frames_are_indexed_by_position_and_follow_the_recorded_positions(
@@ -200,7 +170,7 @@ def test_errored_record_without_steps_gives_a_valid_view() -> None:
 
 def test_model_text_comes_back_unchanged_as_plain_strings() -> None:
     bench = GridDagBenchmark()
-    record = _played(bench, "low-easy-s0", [*HOSTILE, "up"])
+    record = played_record(bench, "low-easy-s0", [*HOSTILE, "up"])
     view = bench.world_view(record)
     assert view is not None
     assert [m["action"] for m in view["moves"]] == [*HOSTILE, "up"]
@@ -216,7 +186,7 @@ def test_records_without_positions_are_replayed_from_their_actions() -> None:
     bench = GridDagBenchmark()
     world = bench.world(bench.instance("low-medium-s0"))
     moves = ["up", "left", "down", "down", "right", "oops", "up", "up", "up", "left"]
-    full = _played(bench, "low-medium-s0", moves)
+    full = played_record(bench, "low-medium-s0", moves)
     old = full.model_copy(
         update={
             "initial_info": {},
