@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.benchmarks.escape.scripts import ScriptAgent
 
 from forkingpaths.api import run
 from forkingpaths.benchmarks.escape.benchmark import EscapeBenchmark, EscapeOptions
 from forkingpaths.benchmarks.escape.metrics import is_judged
-from forkingpaths.core.agent import Decision
-from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunOptions
 from forkingpaths.models.runtime import ModelRuntime
@@ -25,29 +24,6 @@ def bench(**options: object) -> EscapeBenchmark:
 
 def cell_instance(b: EscapeBenchmark):  # type: ignore[no-untyped-def]
     return b.select_instances("custom", ["cell"])[0]
-
-
-class ScriptAgent:
-    """Plays fixed action lists, one list per attempt (then `wait()`): it switches lists when the
-    env starts the next attempt, as the escape agents do."""
-
-    def __init__(self, attempts: list[list[str]]) -> None:
-        self.attempts = attempts
-        self.attempt = -1
-        self.queue: list[str] = []
-
-    def reset(self, instance: object, seed: int) -> None:
-        self.attempt = -1
-
-    async def act(self, observation: Observation) -> Decision:
-        if observation.data["attempt"] != self.attempt:
-            self.attempt = observation.data["attempt"]
-            todo = self.attempts[self.attempt] if self.attempt < len(self.attempts) else []
-            self.queue = list(todo)
-        return Decision(self.queue.pop(0) if self.queue else "wait()", thought="because")
-
-    def state(self) -> dict[str, object]:
-        return {}
 
 
 def record_for(b: EscapeBenchmark) -> EpisodeRecord:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.benchmarks.escape.scripts import ScriptAgent
 
 from forkingpaths.api import run
 from forkingpaths.benchmarks.escape.aut import AUTBenchmark
@@ -17,8 +18,6 @@ from forkingpaths.benchmarks.escape.aut_scripted import AUTJudgePolicy, AUTScrip
 from forkingpaths.benchmarks.escape.benchmark import EscapeBenchmark
 from forkingpaths.benchmarks.escape.judge_scripted import DivergenceJudgePolicy
 from forkingpaths.benchmarks.escape.metrics import counted_paths, is_judged
-from forkingpaths.core.agent import Decision
-from forkingpaths.core.env import Observation
 from forkingpaths.core.records import EpisodeRecord, StepRecord
 from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
@@ -36,28 +35,6 @@ A = [
     "apply(crowbar, cell door)",
 ]
 B = ["click(note)", "input(4321, cell door)"]
-
-
-class ScriptAgent:
-    """Plays one fixed action list per attempt (then `wait()`, an invalid action)."""
-
-    def __init__(self, attempts: list[list[str]]) -> None:
-        self.attempts = attempts
-        self.attempt = -1
-        self.queue: list[str] = []
-
-    def reset(self, instance: object, seed: int) -> None:
-        self.attempt = -1
-
-    async def act(self, observation: Observation) -> Decision:
-        if observation.data["attempt"] != self.attempt:
-            self.attempt = observation.data["attempt"]
-            todo = self.attempts[self.attempt] if self.attempt < len(self.attempts) else []
-            self.queue = list(todo)
-        return Decision(self.queue.pop(0) if self.queue else "wait()", thought="because")
-
-    def state(self) -> dict[str, object]:
-        return {}
 
 
 def cell_bench(**options: object) -> EscapeBenchmark:
