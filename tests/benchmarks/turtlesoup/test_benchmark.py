@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.benchmarks.turtlesoup.players import Asker, scripted
 from tests.doubles import run_cli
 
 from forkingpaths.api import load_records, run
@@ -15,34 +16,12 @@ from forkingpaths.benchmarks.turtlesoup.benchmark import (
     TurtleSoupOptions,
 )
 from forkingpaths.benchmarks.turtlesoup.dialogue import SOLVE_COMMAND
-from forkingpaths.core.agent import Decision
-from forkingpaths.core.env import Observation
 from forkingpaths.core.errors import ConfigError, ResetNeeded
 from forkingpaths.core.records import EpisodeRecord, RunOptions
-from forkingpaths.models.runtime import ModelRuntime
-from forkingpaths.models.scripted import ScriptedModel, load_policy
+from forkingpaths.models.scripted import ScriptedModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROLES = {"responder": "scripted/turtlesoup-responder", "judge": "scripted/turtlesoup-judge"}
-
-
-class Asker:
-    """Asks fixed questions, then summarizes with `summary`."""
-
-    def __init__(self, questions: list[str], summary: str = "") -> None:
-        self.questions = list(questions)
-        self.summary = summary
-        self.key_clues = True
-
-    def reset(self, instance: object, seed: int) -> None: ...
-
-    async def act(self, observation: Observation) -> Decision:
-        if observation.data["phase"] == "summarize":
-            return Decision(self.summary)
-        return Decision(self.questions.pop(0) if self.questions else "Was it raining?")
-
-    def state(self) -> dict[str, object]:
-        return {}
 
 
 def record_for(instance_id: str) -> EpisodeRecord:
@@ -50,10 +29,6 @@ def record_for(instance_id: str) -> EpisodeRecord:
         run_id="t", benchmark="turtlesoup-v1", split="all", instance_id=instance_id, seed=0,
         agent="asker",
     )  # fmt: skip
-
-
-def scripted(policy: str) -> ScriptedModel:
-    return ScriptedModel(f"scripted/{policy}", load_policy(policy), ModelRuntime())
 
 
 async def test_dialogue_counts_turns_repeats_and_invalid_questions() -> None:

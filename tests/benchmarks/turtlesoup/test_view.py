@@ -6,40 +6,14 @@ import json
 import re
 
 import pytest
+from tests.benchmarks.turtlesoup.players import Asker, scripted
 
 from forkingpaths.benchmarks.turtlesoup.agents.mosaic import make_mosaic
 from forkingpaths.benchmarks.turtlesoup.benchmark import TurtleSoupBenchmark
-from forkingpaths.core.agent import Decision
-from forkingpaths.core.env import Observation
 from forkingpaths.core.records import EpisodeRecord, ModelCallRecord, StepRecord
-from forkingpaths.models.runtime import ModelRuntime
-from forkingpaths.models.scripted import ScriptedModel, load_policy
 
 PUZZLE = "crime_thriller-01-en"
 HOSTILE = ("<script>alert(1)</script>", '" onmouseover="x', "javascript:alert(1)")
-
-
-class Asker:
-    """Asks fixed questions, then gives `summary`."""
-
-    def __init__(self, questions: list[str], summary: str = "") -> None:
-        self.questions = list(questions)
-        self.summary = summary
-        self.key_clues = True
-
-    def reset(self, instance: object, seed: int) -> None: ...
-
-    async def act(self, observation: Observation) -> Decision:
-        if observation.data["phase"] == "summarize":
-            return Decision(self.summary)
-        return Decision(self.questions.pop(0) if self.questions else "Was it raining?")
-
-    def state(self) -> dict[str, object]:
-        return {}
-
-
-def scripted(policy: str) -> ScriptedModel:
-    return ScriptedModel(f"scripted/{policy}", load_policy(policy), ModelRuntime())
 
 
 def new_record(agent: str, instance_id: str = PUZZLE) -> EpisodeRecord:
