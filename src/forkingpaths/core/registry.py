@@ -171,11 +171,14 @@ def resolve_benchmark_id(name: str) -> str:
     raise NameNotFound("benchmark", name, short + sorted(table))
 
 
+def benchmark_class(name: str) -> type[Benchmark]:
+    """A benchmark's class by short name or versioned id, without building it."""
+    return load_entry_point(benchmark_table()[resolve_benchmark_id(name)])
+
+
 def make_benchmark(name: str, **options: Any) -> Benchmark:
     """Build a benchmark by short name or versioned id."""
-    bid = resolve_benchmark_id(name)
-    cls = load_entry_point(benchmark_table()[bid])
-    return cls(**options)
+    return benchmark_class(name)(**options)
 
 
 def benchmark_names() -> list[str]:

@@ -19,7 +19,7 @@ from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.env import Env, Observation, Step, Wrapper
 from forkingpaths.core.errors import ConfigError, ForkingPathsError
 from forkingpaths.core.records import EpisodeRecord, RoleModel, RunOptions, RunSpec, utc_now
-from forkingpaths.core.registry import benchmark_names, make_benchmark
+from forkingpaths.core.registry import benchmark_class, benchmark_names, make_benchmark
 from forkingpaths.models.factory import close_models
 from forkingpaths.models.usage import UsageMeter
 from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, EpisodeRunner
@@ -693,7 +693,7 @@ def check_playable(benchmark: str, items: list[str]) -> None:
     does not have (a typo is the admin's to fix, not the player's to find)."""
     bench = make_benchmark(benchmark)
     if bench.play_script() is None:
-        playable = [n for n in benchmark_names() if make_benchmark(n).play_script() is not None]
+        playable = [n for n in benchmark_names() if benchmark_class(n).play_script() is not None]
         raise ConfigError(
             f"benchmark: {bench.name} is not played in the browser; allowed: {', '.join(playable)}"
         )

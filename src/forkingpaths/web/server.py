@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from forkingpaths.core.errors import ForkingPathsError
-from forkingpaths.core.registry import benchmark_names, make_benchmark
+from forkingpaths.core.registry import benchmark_class, benchmark_names
 from forkingpaths.web.data import NotFound, Viewer
 
 log = logging.getLogger(__name__)
@@ -186,8 +186,8 @@ async def _view_module(request: web.Request) -> web.StreamResponse:
     base, play = (name[: -len("-play")], True) if name.endswith("-play") else (name, False)
     if base not in benchmark_names():
         raise web.HTTPNotFound()
-    bench = make_benchmark(base)
-    script = bench.play_script() if play else bench.view_script()
+    cls = benchmark_class(base)
+    script = cls.play_script() if play else cls.view_script()
     if script is None:
         raise web.HTTPNotFound()
     return _file_response(script)
