@@ -412,21 +412,13 @@ class StudyStore:
         """Count a login try before its password is checked, in one transaction, so tries
         sent at once cannot all pass the limit: None after 5 failures for this name or 20 from
         this address in 15 minutes, else the try's time (`end_login` forgets it on success)."""
-        name_key, ip_key = self._failure_keys(name, ip)
         now = time.time()
         with self.connect() as conn:
-            conn.execute("DELETE FROM login_failures WHERE at < ?", (now - FAILURE_WINDOW_SECONDS,))
-            count = {
-                key: conn.execute(
-                    "SELECT COUNT(*) FROM login_failures WHERE key = ?", (key,)
-                ).fetchone()[0]
-                for key in (name_key, ip_key)
-            }
-            if count[name_key] >= MAX_FAILURES_PER_NAME or count[ip_key] >= MAX_FAILURES_PER_IP:
+            if self._over_limit(conn, name, ip, now):
                 return None
             conn.executemany(
                 "INSERT INTO login_failures (key, at) VALUES (?, ?)",
-                [(name_key, now), (ip_key, now)],
+                [(key, now) for key in self._failure_keys(name, ip)],
             )
         return now
 
@@ -440,18 +432,20 @@ class StudyStore:
 
     def login_allowed(self, name: str, ip: str) -> bool:
         """False after 5 failures for this name or 20 from this address in 15 minutes."""
-        name_key, ip_key = self._failure_keys(name, ip)
         with self.connect() as conn:
-            conn.execute(
-                "DELETE FROM login_failures WHERE at < ?", (time.time() - FAILURE_WINDOW_SECONDS,)
-            )
-            count = {
-                key: conn.execute(
-                    "SELECT COUNT(*) FROM login_failures WHERE key = ?", (key,)
-                ).fetchone()[0]
-                for key in (name_key, ip_key)
-            }
-        return count[name_key] < MAX_FAILURES_PER_NAME and count[ip_key] < MAX_FAILURES_PER_IP
+            return not self._over_limit(conn, name, ip, time.time())
+
+    def _over_limit(self, conn: sqlite3.Connection, name: str, ip: str, now: float) -> bool:
+        """Whether the name or the address used up its failures (older ones pruned first)."""
+        conn.execute("DELETE FROM login_failures WHERE at < ?", (now - FAILURE_WINDOW_SECONDS,))
+        name_key, ip_key = self._failure_keys(name, ip)
+        count = {
+            key: conn.execute(
+                "SELECT COUNT(*) FROM login_failures WHERE key = ?", (key,)
+            ).fetchone()[0]
+            for key in (name_key, ip_key)
+        }
+        return count[name_key] >= MAX_FAILURES_PER_NAME or count[ip_key] >= MAX_FAILURES_PER_IP
 
     def record_failure(self, name: str, ip: str) -> None:
         """Count a failed login against the name and the address."""
