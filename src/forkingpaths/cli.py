@@ -32,7 +32,9 @@ from forkingpaths.export.inspect_log import export_inspect
 from forkingpaths.export.parquet import export_parquet
 from forkingpaths.export.parquet import push_to_hub as upload
 from forkingpaths.export.wandb_log import WandbLogger
+from forkingpaths.models.cache import merge_caches
 from forkingpaths.models.local import DEFAULT_CONTEXT, DEFAULT_THREADS, serve_local
+from forkingpaths.models.runtime import NODE_CACHE_GLOB, ModelRuntime
 from forkingpaths.report.compare import compare_runs
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import format_value
@@ -183,7 +185,16 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         concurrency: ConcurrencyOpt = 8,
         model_concurrency: ModelConcurrencyOpt = 32,
         rpm: RpmOpt = None,
-        executor: Annotated[str, typer.Option(help="local (ray with the ray extra)")] = "local",
+        executor: Annotated[
+            str, typer.Option(help="local, or ray: an existing Ray cluster (the ray extra)")
+        ] = "local",
+        ray_address: Annotated[
+            str | None,
+            typer.Option(help="with --executor ray: auto, HOST:PORT of the head, or ray://…"),
+        ] = None,
+        ray_workers_per_node: Annotated[
+            int, typer.Option(help="with --executor ray: worker actors per node (1 CPU each)")
+        ] = 1,
         no_cache: NoCacheOpt = False,
         budget_usd: Annotated[float | None, typer.Option(help="stop scheduling once spent")] = None,
         retry_errors: RetryErrorsOpt = False,
@@ -211,6 +222,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         options = RunOptions(
             concurrency=concurrency,
             executor=executor,  # type: ignore[arg-type]
+            ray_address=ray_address,
+            ray_workers_per_node=ray_workers_per_node,
             cache=not no_cache,
             budget_usd=budget_usd,
             retry_errors=retry_errors,
@@ -584,6 +597,34 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         if push_to_hub:
             upload(next(iter(tables.values())).parent, push_to_hub)
             console.print(f"pushed to https://huggingface.co/datasets/{push_to_hub}")
+
+    cache_app = typer.Typer(help="The response cache: one SQLite file, one more per Ray node.")
+    app.add_typer(cache_app, name="cache")
+
+    @cache_app.command("merge")
+    def cache_merge_cmd(
+        files: Annotated[
+            list[Path] | None,
+            typer.Argument(help="cache files to merge (default: responses.node-*.sqlite)"),
+        ] = None,
+        into: Annotated[
+            Path | None, typer.Option(help="the cache file to merge into (default: the shared)")
+        ] = None,
+    ) -> None:
+        """Join the per-node cache files a Ray run wrote into one file, so every later run,
+        local or on Ray, replays their answers. The files are kept; merging twice adds nothing."""
+        target = into if into is not None else ModelRuntime().shared_cache_path()
+        sources = list(files) if files else sorted(target.parent.glob(NODE_CACHE_GLOB))
+        if not sources:
+            raise ConfigError(
+                f"no per-node cache files ({NODE_CACHE_GLOB}) in {str(target.parent)!r}; "
+                "name the files to merge (copy them here from each node first)"
+            )
+        result = merge_caches(sources, target)
+        console.print(
+            f"merged {len(result.sources)} files into {result.into}: {result.added} new "
+            f"answers, {result.already} already there"
+        )
 
     local_app = typer.Typer(help="Local GGUF models on llama.cpp's server (the `local` extra).")
     app.add_typer(local_app, name="local")

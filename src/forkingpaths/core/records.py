@@ -281,7 +281,12 @@ class RunOptions(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     """Episodes in flight at once."""
     executor: Literal["local", "ray"] = "local"
-    """Where episodes run."""
+    """Where episodes run: this process, or an existing Ray cluster."""
+    ray_address: str | None = None
+    """The Ray cluster to join (`auto`, HOST:PORT, ray://HOST:PORT); None: $RAY_ADDRESS or auto.
+    Only with `executor="ray"`."""
+    ray_workers_per_node: int = Field(default=1, ge=1)
+    """Worker actors per Ray node (one CPU each), each with `concurrency` episodes in flight."""
     cache: bool = True
     """Use the response cache (only consulted at temperature 0)."""
     budget_usd: float | None = Field(default=None, gt=0)

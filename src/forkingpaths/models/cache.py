@@ -9,6 +9,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -47,13 +49,21 @@ class ResponseCache:
     connection opens on first use and stays open, so a lookup costs one indexed query.
     """
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, path: Path, *, busy_timeout_s: float = 30.0, also_read: Path | None = None
+    ) -> None:
         """A location that cannot hold the file (a file where its folder should be, a folder
         where the file should be, an unwritable folder) is a ConfigError naming the path, raised
-        here, before any model call; the file itself is opened on first use."""
+        here, before any model call; the file itself is opened on first use.
+
+        `also_read`: a second cache file looked in, never written, when `path` has no answer (a
+        Ray node's own file reads the shared one too, so answers cached earlier still replay).
+        """
         self.path = Path(path)
+        self.also_read = Path(also_read) if also_read is not None else None
         self._busy_timeout_s = busy_timeout_s
         self._conn: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
         # sqlite3 connections are not safe to share between threads without serialising calls.
         self._lock = threading.Lock()
         self._check_location()
@@ -103,14 +113,32 @@ class ResponseCache:
         self._conn = conn
         return conn
 
+    def _second(self) -> sqlite3.Connection | None:
+        """The read-only connection to `also_read`, once that file exists with the table."""
+        if self._reader is None and self.also_read is not None and self.also_read.is_file():
+            try:
+                conn = sqlite3.connect(
+                    f"{self.also_read.resolve().as_uri()}?mode=ro",
+                    uri=True,
+                    timeout=self._busy_timeout_s,
+                    check_same_thread=False,
+                )
+                conn.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1")
+            except sqlite3.Error:
+                return None  # not a cache (yet): looked at again on the next miss
+            self._reader = conn
+        return self._reader
+
     def get(self, key: str) -> Completion | None:
         """The stored completion for `key`, or None."""
+        query = f"SELECT completion FROM {_TABLE} WHERE key = ?"
         with self._lock:
-            row = (
-                self._connection()
-                .execute(f"SELECT completion FROM {_TABLE} WHERE key = ?", (key,))
-                .fetchone()
-            )
+            row = self._connection().execute(query, (key,)).fetchone()
+            if row is None and (reader := self._second()) is not None:
+                try:
+                    row = reader.execute(query, (key,)).fetchone()
+                except sqlite3.Error as err:
+                    logger.warning("response cache %s unreadable (%s)", self.also_read, err)
         if row is None:
             return None
         try:
@@ -132,8 +160,80 @@ class ResponseCache:
             return int(self._connection().execute(f"SELECT COUNT(*) FROM {_TABLE}").fetchone()[0])
 
     def close(self) -> None:
-        """Close the connection (it reopens on next use)."""
+        """Close the connections (they reopen on next use)."""
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            for conn in (self._conn, self._reader):
+                if conn is not None:
+                    conn.close()
+            self._conn = self._reader = None
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What `merge_caches` did."""
+
+    into: Path
+    sources: tuple[Path, ...]
+    added: int
+    """Answers new to `into`."""
+    already: int
+    """Answers `into` held already (the first stored answer of a request is kept)."""
+
+    @property
+    def total(self) -> int:
+        return self.added + self.already
+
+
+def merge_caches(sources: Iterable[Path], into: Path) -> MergeResult:
+    """Copy every answer of `sources` (per-node cache files) into the cache file `into`.
+
+    A request both files answer keeps `into`'s answer, so merging twice adds nothing and a
+    merge never changes what a later run replays. Each source is checked to be a cache file
+    before anything is written; sources are left in place.
+    """
+    paths = tuple(Path(p) for p in sources)
+    for path in paths:
+        _check_cache_file(path)
+    target = ResponseCache(Path(into))
+    added = already = 0
+    try:
+        with target._lock:
+            conn = target._connection()
+            for path in paths:
+                if path.resolve() == target.path.resolve():
+                    continue
+                conn.execute("ATTACH DATABASE ? AS source", (str(path.resolve()),))
+                try:
+                    conn.execute("BEGIN")
+                    total = conn.execute(f"SELECT COUNT(*) FROM source.{_TABLE}").fetchone()[0]
+                    cursor = conn.execute(
+                        f"INSERT OR IGNORE INTO main.{_TABLE} (key, completion, created) "
+                        f"SELECT key, completion, created FROM source.{_TABLE}"
+                    )
+                    conn.execute("COMMIT")
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    conn.execute("DETACH DATABASE source")
+                added += cursor.rowcount
+                already += total - cursor.rowcount
+    finally:
+        target.close()
+    return MergeResult(target.path, paths, added, already)
+
+
+def _check_cache_file(path: Path) -> None:
+    problem = None
+    if not path.is_file():
+        problem = "no such file" if not path.exists() else "not a file"
+    else:
+        try:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                conn.execute(f"SELECT key, completion, created FROM {_TABLE} LIMIT 1")
+            finally:
+                conn.close()
+        except sqlite3.Error as err:
+            problem = f"not a forkingpaths response cache ({err})"
+    if problem is not None:
+        raise ConfigError(f"cache file {str(path)!r}: {problem}")

@@ -6,7 +6,8 @@ import asyncio
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
 from forkingpaths.core.errors import ConfigError
 
@@ -92,6 +93,23 @@ class RateLimiter:
             raise
 
 
+class Limits(Protocol):
+    """What a model holds around each HTTP attempt: this process's `RequestLimits`, or a share of
+    limits held for a whole cluster (`forkingpaths.runner.ray_limits.ClusterLimits`)."""
+
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold the right to send one request for the duration of the block."""
+        ...
+
+    def throttled(self, retry_after_s: float | None) -> None:
+        """The endpoint answered 429 (with the delay it asked for, if any)."""
+        ...
+
+
+LimitsFactory = Callable[[str, "str | None", int, "float | None"], Limits]
+"""Builds a model's limits from (model id, base URL, concurrency, requests per minute)."""
+
+
 class RequestLimits:
     """The limits one model object applies to each HTTP attempt: concurrency, then rate."""
 
@@ -107,3 +125,7 @@ class RequestLimits:
             if self.rate is not None:
                 await self.rate.acquire()
             yield
+
+    def throttled(self, retry_after_s: float | None) -> None:
+        """Nothing to share in one process: each call's own retry backs off (and honours the
+        delay the server asked for)."""

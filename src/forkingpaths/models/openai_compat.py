@@ -18,7 +18,7 @@ from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams
 from forkingpaths.core.errors import ModelError
 from forkingpaths.models.cache import ResponseCache, cache_key
 from forkingpaths.models.endpoints import checked_base_url, openai_api_key, openai_compat_api_key
-from forkingpaths.models.limits import RequestLimits
+from forkingpaths.models.limits import Limits
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.retry import Verdict, call_with_retries, retry_after_from_headers
 
@@ -67,7 +67,7 @@ def classify_openai_error(err: Exception) -> Verdict | None:
         response = getattr(err, "response", None)
         headers = getattr(response, "headers", None)
         after = retry_after_from_headers(headers.items()) if headers is not None else None
-        return Verdict(retry=True, retry_after_s=after)
+        return Verdict(retry=True, retry_after_s=after, throttled=status == 429)
     text = f"{getattr(err, 'code', '') or ''} {err}".lower()
     return Verdict(retry=False, context_exceeded=any(m in text for m in _CONTEXT_MARKERS))
 
@@ -155,17 +155,20 @@ class RemoteChatModel(ABC):
         """`provider/model` id."""
         self.base_url = base_url
         self._price_name = name
-        self._prices = prices if prices is not None else PriceTable.load(runtime.prices_path)
+        self._prices = prices if prices is not None else runtime.price_table()
         self._meter = runtime.meter
         self._retry_policy = runtime.retry_policy()
         # An instance, not the global RNG: jitter stays independent of anything else seeding
         # `random`, and reproducible when the runtime gives a seed.
         self._rng = random.Random(runtime.jitter_seed)
-        self._limits = RequestLimits(runtime.concurrency, runtime.requests_per_minute)
-        self._cache = ResponseCache(runtime.resolved_cache_path()) if runtime.cache else None
+        self._limits = runtime.request_limits(name, base_url)
+        self._cache = None
+        if runtime.cache:
+            path, shared = runtime.resolved_cache_path(), runtime.shared_cache_path()
+            self._cache = ResponseCache(path, also_read=None if shared == path else shared)
 
     @property
-    def limits(self) -> RequestLimits:
+    def limits(self) -> Limits:
         """The concurrency and rate limits applied to each HTTP attempt."""
         return self._limits
 
@@ -175,6 +178,12 @@ class RemoteChatModel(ABC):
 
     def _classify(self, err: Exception) -> Verdict | None:
         return classify_openai_error(err)
+
+    def _classify_and_report(self, err: Exception) -> Verdict | None:
+        verdict = self._classify(err)
+        if verdict is not None and verdict.throttled:
+            self._limits.throttled(verdict.retry_after_s)
+        return verdict
 
     async def aclose(self) -> None:
         """Release network resources; the model stays usable (they reopen on demand). Call it
@@ -215,7 +224,7 @@ class RemoteChatModel(ABC):
             answer, attempts = await call_with_retries(
                 attempt,
                 policy=self._retry_policy,
-                classify=self._classify,
+                classify=self._classify_and_report,
                 rng=self._rng,
                 model=self.name,
             )

@@ -29,6 +29,9 @@ class Verdict:
     """Delay the server asked for (Retry-After), None to use the backoff schedule."""
     context_exceeded: bool = False
     """The request's prompt is longer than the model's context window (never retried)."""
+    throttled: bool = False
+    """The endpoint refused the request for its rate (HTTP 429): limits shared by several
+    processes slow every one of them down, not only the caller."""
 
 
 Classifier = Callable[[Exception], Verdict | None]

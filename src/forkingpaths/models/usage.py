@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, fields
 
 from forkingpaths.core.chat import Completion, Usage
 
@@ -56,6 +57,17 @@ class UsageMeter:
     def record_failure(self) -> None:
         """Count a call that failed for good."""
         self.failed_calls += 1
+
+    def snapshot(self) -> dict[str, int | float]:
+        """The totals as plain numbers (what a Ray worker sends its driver)."""
+        return asdict(self)
+
+    def set_sum(self, snapshots: Iterable[dict[str, int | float]]) -> None:
+        """Make these totals the sum of other processes' snapshots (a driver's view of its
+        workers: each sends its running totals, so the latest one of each is summed)."""
+        parts = list(snapshots)
+        for f in fields(self):
+            setattr(self, f.name, sum((part.get(f.name, 0) for part in parts), type(f.default)()))
 
     @property
     def usage(self) -> Usage:

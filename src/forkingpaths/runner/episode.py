@@ -7,6 +7,7 @@ import logging
 import time
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 from forkingpaths.core.benchmark import Benchmark, Instance
 from forkingpaths.core.chat import ChatModel
@@ -53,38 +54,72 @@ class EpisodeContext:
     options: RunOptions
 
     def build(
-        self, meter: UsageMeter | None = None, benchmark: Benchmark | None = None
+        self,
+        meter: UsageMeter | None = None,
+        benchmark: Benchmark | None = None,
+        **runtime_overrides: Any,
     ) -> EpisodeRunner:
+        """`runtime_overrides`: ModelRuntime fields an executor sets for its processes (shared
+        limits, a node's cache file, the driver's prices)."""
         if benchmark is None:
             benchmark = make_benchmark(self.spec.benchmark, **self.spec.benchmark_options)
         meter = meter or UsageMeter()
-        model = build_model(self.spec, self.options, meter)
-        roles = build_role_models(self.spec, self.options, meter)
+        model = build_model(self.spec, self.options, meter, **runtime_overrides)
+        roles = build_role_models(self.spec, self.options, meter, **runtime_overrides)
         if model is not None:
             for role in benchmark.roles_default_to_agent - roles.keys():
                 roles[role] = model
         return EpisodeRunner(self.run_id, self.spec, benchmark, model, meter, roles)
 
 
-def build_model(spec: RunSpec, options: RunOptions, meter: UsageMeter) -> ChatModel | None:
+def build_model(
+    spec: RunSpec, options: RunOptions, meter: UsageMeter, **runtime_overrides: Any
+) -> ChatModel | None:
     if spec.model is None:
         return None
-    runtime = ModelRuntime.from_run_options(options, meter)
+    runtime = ModelRuntime.from_run_options(options, meter, **runtime_overrides)
     model = make_model(spec.model, spec.model_options, runtime)
     return RunParamsModel(model, spec.model_options.params)
 
 
 def build_role_models(
-    spec: RunSpec, options: RunOptions, meter: UsageMeter
+    spec: RunSpec, options: RunOptions, meter: UsageMeter, **runtime_overrides: Any
 ) -> dict[str, ChatModel]:
     """The protocol's role models (judge...), sharing the run's cache, limits and meter."""
     if not spec.roles:
         return {}
-    runtime = ModelRuntime.from_run_options(options, meter)
+    runtime = ModelRuntime.from_run_options(options, meter, **runtime_overrides)
     return {
         role: RunParamsModel(make_model(ref.model, ref.options, runtime), ref.options.params)
         for role, ref in spec.roles.items()
     }
+
+
+def new_record(
+    run_id: str, spec: RunSpec, job: EpisodeJob, benchmark: str | None = None
+) -> EpisodeRecord:
+    """The record an episode starts with; `benchmark`: the benchmark's id (default: the spec's,
+    which a run resolves to the id before any episode)."""
+    return EpisodeRecord(
+        run_id=run_id,
+        benchmark=benchmark or spec.benchmark,
+        split=job.instance.split,
+        instance_id=job.instance.id,
+        trial=job.trial,
+        seed=job.seed,
+        agent=spec.agent,
+        agent_options=dict(spec.agent_options),
+        model=spec.model,
+    )
+
+
+def errored_record(run_id: str, spec: RunSpec, job: EpisodeJob, error: str) -> EpisodeRecord:
+    """The record of an episode that could not be played to its end (kept, so the run goes on
+    and `--retry-errors` plays it again)."""
+    record = new_record(run_id, spec, job)
+    record.status, record.error = "error", error
+    record.finished_at = utc_now()
+    return record
 
 
 class EpisodeRunner:
@@ -111,17 +146,7 @@ class EpisodeRunner:
 
     async def __call__(self, job: EpisodeJob) -> EpisodeRecord:
         spec = self.spec
-        record = EpisodeRecord(
-            run_id=self.run_id,
-            benchmark=self.benchmark.id,
-            split=job.instance.split,
-            instance_id=job.instance.id,
-            trial=job.trial,
-            seed=job.seed,
-            agent=spec.agent,
-            agent_options=dict(spec.agent_options),
-            model=spec.model,
-        )
+        record = new_record(self.run_id, spec, job, self.benchmark.id)
         self.in_flight[job.key] = record
         start = time.perf_counter()
         try:

@@ -224,11 +224,12 @@ async def execute_run(
 
     meter = UsageMeter()
     context = EpisodeContext(run_dir.run_id, spec, options)
-    runner = context.build(meter, benchmark) if options.executor == "local" else None
-    executor = make_executor(options.executor, options.concurrency, runner)
-    if runner is not None:
-        # Build one agent now, so a bad option value fails here and not in every episode.
-        benchmark.make_agent(spec.agent, runner.model, spec.agent_options)
+    # Built for a remote executor too, to check the agent's options here (no model is called).
+    runner = context.build(meter, benchmark)
+    # Build one agent now, so a bad option value fails here and not in every episode.
+    benchmark.make_agent(spec.agent, runner.model, spec.agent_options)
+    local = options.executor == "local"
+    executor = make_executor(options, runner if local else None, meter=meter, prices=prices)
     run_dir.open(spec)
 
     existing = run_dir.latest_records()
@@ -269,7 +270,7 @@ async def execute_run(
         return True
 
     live_steps = (
-        (lambda: sum(len(r.steps) for r in runner.in_flight.values())) if runner else (lambda: 0)
+        (lambda: sum(len(r.steps) for r in runner.in_flight.values())) if local else (lambda: 0)
     )
     new = 0
     with (
@@ -307,9 +308,8 @@ async def execute_run(
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
-            if runner is not None:
-                # A role may be played by the agent's own model: close each client once.
-                await close_models((runner.model, *runner.roles.values()))
+            # A role may be played by the agent's own model: close each client once.
+            await close_models((runner.model, *runner.roles.values()))
             await benchmark.aclose()
 
     if budget_hit:

@@ -1,0 +1,429 @@
+"""Ray executor: episodes on an existing Ray cluster, recorded by the driver alone."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import re
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.models.factory import close_models
+from forkingpaths.models.pricing import PriceTable
+from forkingpaths.models.usage import UsageMeter
+from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, errored_record
+from forkingpaths.runner.executor import Executor, OnRecord, ShouldContinue
+from forkingpaths.runner.ray_limits import BrokerLimitsFactory, LimitsBroker
+
+log = logging.getLogger(__name__)
+
+MAX_WORKER_DEATHS = 3
+"""An episode whose worker died this many times is recorded as errored instead of queued
+again: an episode that kills its worker (memory, a crash in native code) must not kill them
+all in turn. `--retry-errors` plays it again."""
+
+WORKER_START_TIMEOUT_S = 180.0
+"""How long a worker may take to start (a fresh Python, imports, the benchmark's data)."""
+
+WORKER_CLOSE_TIMEOUT_S = 10.0
+"""How long a worker may take to close its models and sandboxes before it is killed."""
+
+SHARED_ENV = re.compile(r"^(FORKINGPATHS_\w+|OPENAI_\w+|\w+_API_KEY|\w+_BASE_URL|HF_\w+)$")
+"""The driver's environment variables its workers get (keys, endpoints, the cache folder):
+a run behaves the same wherever its episodes play."""
+
+_ADDRESS = re.compile(r"^(auto|(ray://)?\[?[A-Za-z0-9.:_-]+?\]?:\d{1,5})$")
+
+
+def check_ray_address(address: str | None) -> str:
+    """The address to join: `auto` (a cluster started on this machine), HOST:PORT of its head,
+    or ray://HOST:PORT (Ray Client); None reads RAY_ADDRESS, else `auto`."""
+    value = address if address is not None else os.environ.get("RAY_ADDRESS") or "auto"
+    if not _ADDRESS.match(value) or (
+        value != "auto" and not 0 < int(value.rsplit(":", 1)[1]) < 65536
+    ):
+        raise ConfigError(
+            f"--ray-address {value!r}: expected auto, HOST:PORT of the cluster's head "
+            "(as `ray start --head` printed it) or ray://HOST:PORT"
+        )
+    return value
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "--executor ray needs Ray: pip install 'forkingpaths[ray]' (on the driver and on "
+            "every node of the cluster)"
+        ) from None
+    return ray
+
+
+class EpisodeWorker:
+    """A Ray actor (async) on one node: the local executor's EpisodeRunner, with the run's
+    model limits drawn from the cluster's broker and the node's own response-cache file."""
+
+    def __init__(self, context: EpisodeContext, broker: Any, prices: PriceTable) -> None:
+        import ray
+
+        self.node_id = ray.get_runtime_context().get_node_id()
+        self.host = socket.gethostname()
+        self.meter = UsageMeter()
+        self.runner = context.build(
+            self.meter,
+            shared_limits=BrokerLimitsFactory(broker),
+            cache_node=f"{self.host}-{self.node_id[:8]}",
+            prices=prices,
+        )
+
+    def ready(self) -> dict[str, Any]:
+        """Where this worker runs (called once it is built: a failure to build shows here)."""
+        return {"node_id": self.node_id, "host": self.host, "pid": os.getpid()}
+
+    async def play(self, job: EpisodeJob) -> tuple[str, dict[str, int | float]]:
+        """One episode: its record as JSON and this worker's running usage totals."""
+        record = await self.runner(job)
+        return record.model_dump_json(), self.meter.snapshot()
+
+    async def close(self) -> None:
+        runner = self.runner
+        await close_models((runner.model, *runner.roles.values()))
+        await runner.benchmark.aclose()
+
+
+@dataclass
+class _Worker:
+    actor: Any
+    node_id: str
+    host: str = ""
+    in_flight: dict[asyncio.Future[Any], EpisodeJob] = field(default_factory=dict)
+
+
+class RayExecutor(Executor):
+    """Episodes on the actors of an existing Ray cluster; records come back to the driver.
+
+    Each node with CPUs gets `workers_per_node` async actors (one CPU each), and each actor
+    plays up to `concurrency` episodes at a time. The driver hands out one episode per free
+    place, appends every record itself (so resume, the budget and the spec check work as for
+    the local executor), and sums its workers' usage into `meter`. A worker that dies (its node
+    lost, its process killed) has its episodes queued again, to any live worker.
+    """
+
+    def __init__(
+        self,
+        concurrency: int,
+        *,
+        address: str | None = None,
+        workers_per_node: int = 1,
+        meter: UsageMeter | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if workers_per_node < 1:
+            raise ConfigError(f"--ray-workers-per-node must be >= 1, got {workers_per_node}")
+        self.concurrency = concurrency
+        self.address = check_ray_address(address)
+        self.workers_per_node = workers_per_node
+        self.meter = meter if meter is not None else UsageMeter()
+        self.prices = prices if prices is not None else PriceTable.load(None)
+        self.limits_stats: dict[str, dict[str, Any]] = {}
+        """Per model, the broker's statistics at the end of the run (peak slots lent...)."""
+        self.nodes_used: set[str] = set()
+        """The node ids whose workers played at least one episode."""
+
+    # -- cluster ------------------------------------------------------------------------------
+
+    def _connect(self, ray: Any) -> bool:
+        """Join the cluster; True when this call did (and so leaves it at the end)."""
+        if ray.is_initialized():
+            return False
+        env = {k: v for k, v in os.environ.items() if SHARED_ENV.match(k)}
+        try:
+            ray.init(
+                address=self.address,
+                logging_level=logging.WARNING,
+                log_to_driver=True,
+                runtime_env={"env_vars": env},
+                namespace="forkingpaths",
+            )
+        except (ConnectionError, RuntimeError, ValueError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ConfigError(
+                f"--ray-address {self.address!r}: no Ray cluster to join ({first}); start one "
+                "with `ray start --head` (and `ray start --address HEAD:PORT` on each node)"
+            ) from None
+        return True
+
+    def _worker_nodes(self, ray: Any) -> list[dict[str, Any]]:
+        return [
+            node
+            for node in ray.nodes()
+            if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) >= 1
+        ]
+
+    async def _start_workers(
+        self, ray: Any, context: EpisodeContext, broker: Any, skip: set[str]
+    ) -> list[_Worker]:
+        """Actors on every live node with CPUs that has none yet; a node whose worker cannot
+        start is left out (and named), unless no node can start one."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        actor_class = ray.remote(EpisodeWorker)
+        started: list[tuple[_Worker, Any]] = []
+        for node in self._worker_nodes(ray):
+            if node["NodeID"] in skip:
+                continue
+            count = min(self.workers_per_node, int(node["Resources"]["CPU"]))
+            for _ in range(count):
+                actor = actor_class.options(
+                    num_cpus=1,
+                    max_concurrency=self.concurrency + 8,  # + close and ready beside episodes
+                    max_restarts=0,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
+                ).remote(context, broker, self.prices)
+                started.append((_Worker(actor, node["NodeID"]), actor.ready.remote()))
+        workers, problems = [], []
+        for worker, ready in started:
+            try:
+                info = await asyncio.wait_for(_awaitable(ready), WORKER_START_TIMEOUT_S)
+            except Exception as err:
+                problems.append(f"node {worker.node_id[:8]}: {_first_line(err)}")
+                ray.kill(worker.actor, no_restart=True)
+                continue
+            worker.host = info["host"]
+            workers.append(worker)
+        for problem in problems:
+            log.warning("a Ray worker did not start: %s", problem)
+        if started and not workers:
+            raise ConfigError(
+                "no Ray worker could start a forkingpaths episode runner ("
+                + "; ".join(problems[:3])
+                + "): install the same forkingpaths and Ray on every node"
+            )
+        if workers:
+            hosts = collections.Counter(w.host for w in workers)
+            log.info(
+                "Ray: %d workers on %s",
+                len(workers),
+                ", ".join(f"{h} ({n})" for h, n in sorted(hosts.items())),
+            )
+        return workers
+
+    # -- the run ------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        jobs: Sequence[EpisodeJob],
+        context: EpisodeContext,
+        on_record: OnRecord,
+        should_continue: ShouldContinue,
+    ) -> None:
+        if not jobs:
+            return
+        ray = _import_ray()
+        joined = self._connect(ray)
+        broker = None
+        workers: list[_Worker] = []
+        try:
+            broker = ray.remote(LimitsBroker).options(num_cpus=0, max_concurrency=10_000).remote()
+            workers = await self._start_workers(ray, context, broker, set())
+            if not workers:
+                raise ConfigError(
+                    "the Ray cluster has no live node with a CPU to run episodes on "
+                    "(`ray status` shows its resources)"
+                )
+            await self._dispatch(ray, jobs, context, on_record, should_continue, workers, broker)
+            self.limits_stats = await _awaitable(broker.stats.remote())
+            for model, stats in self.limits_stats.items():
+                log.info(
+                    "model limits across the cluster, %s: at most %d of %d requests in flight, "
+                    "%d requests, %d answered 429",
+                    model,
+                    stats["peak_in_use"],
+                    stats["concurrency"],
+                    stats["granted"],
+                    stats["throttles"],
+                )
+        finally:
+            await self._shutdown(ray, workers, broker)
+            if joined:
+                ray.shutdown()
+
+    async def _dispatch(
+        self,
+        ray: Any,
+        jobs: Sequence[EpisodeJob],
+        context: EpisodeContext,
+        on_record: OnRecord,
+        should_continue: ShouldContinue,
+        workers: list[_Worker],
+        broker: Any,
+    ) -> None:
+        pending = collections.deque(jobs)
+        deaths: collections.Counter[tuple[str, int]] = collections.Counter()
+        recorded: set[tuple[str, int]] = set()
+        snapshots: dict[int, dict[str, int | float]] = {}
+        replaced: collections.Counter[str] = collections.Counter()
+        replacing: asyncio.Task[list[_Worker]] | None = None
+
+        async def record(job: EpisodeJob, data: EpisodeRecord) -> None:
+            if job.key in recorded:  # cannot happen by construction; never write a key twice
+                log.warning("episode %s trial %d came back twice; kept the first", *job.key)
+                return
+            recorded.add(job.key)
+            result = on_record(data)
+            if asyncio.iscoroutine(result):
+                await result
+
+        async def requeue(job: EpisodeJob, err: BaseException) -> None:
+            deaths[job.key] += 1
+            if deaths[job.key] < MAX_WORKER_DEATHS:
+                pending.appendleft(job)
+                return
+            error = (
+                f"WorkerDied: its Ray worker died {deaths[job.key]} times while playing it; "
+                f"last: {_first_line(err)}"
+            )
+            await record(job, errored_record(context.run_id, context.spec, job, error))
+
+        try:
+            while True:
+                for worker in workers:
+                    while (
+                        pending and len(worker.in_flight) < self.concurrency and should_continue()
+                    ):
+                        job = pending.popleft()
+                        future = asyncio.ensure_future(_awaitable(worker.actor.play.remote(job)))
+                        worker.in_flight[future] = job
+                owner = {f: w for w in workers for f in w.in_flight}
+                waiting: set[asyncio.Future[Any]] = set(owner)
+                if not owner:
+                    if not (pending and should_continue()):
+                        return
+                    if replacing is None:
+                        raise ConfigError(
+                            "every Ray worker died; re-run the same command to play the "
+                            f"{len(pending)} episodes left"
+                        )
+                if replacing is not None:
+                    waiting.add(replacing)
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if replacing is not None and replacing in done:
+                    try:
+                        workers += replacing.result()
+                    except ConfigError as err:
+                        log.warning("%s", err)
+                    replacing = None
+                for future in done:
+                    worker = owner.get(future)
+                    if worker is None or future not in worker.in_flight:
+                        continue  # the replacement task, or a job already re-queued
+                    job = worker.in_flight.pop(future)
+                    try:
+                        record_json, snapshot = future.result()
+                    except Exception as err:
+                        if not _is_worker_death(ray, err):
+                            # Our code around the episode failed (the runner itself turns an
+                            # episode's errors into its record): the run goes on.
+                            error = f"RayTaskError: {_first_line(err)}"
+                            await record(
+                                job, errored_record(context.run_id, context.spec, job, error)
+                            )
+                            continue
+                        # The actor is gone: none of its episodes will come back.
+                        lost = [job, *worker.in_flight.values()]
+                        for other in worker.in_flight:
+                            other.cancel()
+                        worker.in_flight.clear()
+                        workers.remove(worker)
+                        self._lose(ray, worker, err, len(lost))
+                        for lost_job in reversed(lost):
+                            await requeue(lost_job, err)
+                        continue
+                    snapshots[id(worker)] = snapshot
+                    self.meter.set_sum(snapshots.values())
+                    self.nodes_used.add(worker.node_id)
+                    await record(job, EpisodeRecord.model_validate_json(record_json))
+                if replacing is None and pending and should_continue():
+                    # Start workers on live nodes that have none (a restarted or added node),
+                    # in the background: a node that is dying can take seconds to say so.
+                    occupied = {w.node_id for w in workers}
+                    nodes = {n["NodeID"] for n in self._worker_nodes(ray)} - occupied
+                    nodes = {n for n in nodes if replaced[n] < MAX_WORKER_DEATHS}
+                    if nodes:
+                        replaced.update(nodes)
+                        skip = {n["NodeID"] for n in self._worker_nodes(ray)} - nodes
+                        replacing = asyncio.ensure_future(
+                            self._start_workers(ray, context, broker, skip)
+                        )
+        finally:
+            if replacing is not None:
+                replacing.cancel()
+                with contextlib.suppress(BaseException):
+                    workers += await replacing
+
+    def _lose(self, ray: Any, worker: _Worker, err: BaseException, episodes: int) -> None:
+        log.warning(
+            "Ray worker on %s (node %s) died: %s; its %d episodes go back to the queue",
+            worker.host or "?",
+            worker.node_id[:8],
+            _first_line(err),
+            episodes,
+        )
+        with contextlib.suppress(Exception):
+            ray.kill(worker.actor, no_restart=True)
+
+    async def _shutdown(self, ray: Any, workers: list[_Worker], broker: Any) -> None:
+        for worker in workers:
+            for future in worker.in_flight:
+                future.cancel()
+        closing = [asyncio.ensure_future(_awaitable(w.actor.close.remote())) for w in workers]
+        if closing:
+            await asyncio.wait(closing, timeout=WORKER_CLOSE_TIMEOUT_S)
+        for worker in workers:
+            try:
+                ray.kill(worker.actor, no_restart=True)
+            except Exception:  # already gone with its node
+                log.debug("Ray worker on node %s already gone", worker.node_id[:8])
+        if broker is not None:
+            try:
+                ray.kill(broker, no_restart=True)
+            except Exception:
+                log.debug("limits broker already gone")
+
+
+async def _awaitable(ref: Any) -> Any:
+    return await ref
+
+
+def _is_worker_death(ray: Any, err: BaseException) -> bool:
+    exceptions = ray.exceptions
+    kinds = tuple(
+        getattr(exceptions, name)
+        for name in (
+            "RayActorError",
+            "ActorUnavailableError",
+            "WorkerCrashedError",
+            "NodeDiedError",
+            "ObjectLostError",
+            "OwnerDiedError",
+            "LocalRayletDiedError",
+        )
+        if hasattr(exceptions, name)
+    )
+    return isinstance(err, kinds)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(err).__name__}: {first}" if first else type(err).__name__
