@@ -114,11 +114,17 @@ class NamespacedRayCluster:
         """SIGKILL a node's processes (by the ids the host started them as): a lost machine."""
         return list(self._ask(f"kill {index}")["pids"])
 
-    def command(self, argv: Sequence[str]) -> list[str]:
-        """`argv` run inside the cluster's network (nothing it sends leaves loopback)."""
+    def command(
+        self, argv: Sequence[str], *, cwd: str | Path | None = None, pids: bool = True
+    ) -> list[str]:
+        """`argv` run inside the cluster's namespaces: its network (nothing it sends leaves
+        loopback) and its process ids (a raylet checks that its driver is alive by pid).
+        `pids=False` joins the network only, so the process keeps the id Popen gives (a
+        server the caller stops by that id). It runs in `cwd` (default: this process's)."""
         assert self._ns_pid is not None
         user = [] if os.geteuid() == 0 else ["--user", "--preserve-credentials"]
-        return ["nsenter", f"--target={self._ns_pid}", *user, "--net", "--", *argv]
+        where = ["--net", *(["--pid", "--mount"] if pids else []), f"--wd={cwd or os.getcwd()}"]
+        return ["nsenter", f"--target={self._ns_pid}", *user, *where, "--", *argv]
 
     def stop(self) -> None:
         proc = self._proc

@@ -13,7 +13,7 @@ import pytest
 
 from forkingpaths.core.chat import Completion, Message, ModelParams, Usage
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.models.cache import ResponseCache, cache_key
+from forkingpaths.models.cache import ResponseCache, cache_key, merge_caches
 
 MESSAGES = [Message(role="user", content="hi")]
 
@@ -134,3 +134,73 @@ def test_a_read_only_folder_is_refused_at_construction(tmp_path: Path) -> None:
             ResponseCache(tmp_path / "cache" / "responses.sqlite")
     finally:
         tmp_path.chmod(0o755)
+
+
+def test_a_node_file_reads_the_shared_file_and_writes_only_itself(tmp_path: Path) -> None:
+    shared = ResponseCache(tmp_path / "responses.sqlite")
+    shared.put("old", answer("from before"))
+    node = ResponseCache(tmp_path / "responses.node-a.sqlite", also_read=shared.path)
+    assert node.get("old").text == "from before"
+    node.put("new", answer("from the node"))
+    assert shared.get("new") is None and len(shared) == 1
+    assert ResponseCache(tmp_path / "x.sqlite", also_read=tmp_path / "missing").get("k") is None
+
+
+def test_merge_joins_node_files_keeps_first_answers_and_is_idempotent(tmp_path: Path) -> None:
+    a = ResponseCache(tmp_path / "responses.node-a.sqlite")
+    b = ResponseCache(tmp_path / "responses.node-b.sqlite")
+    a.put("k1", answer("a1"))
+    a.put("both", answer("from a"))
+    b.put("k2", answer("b2"))
+    b.put("both", answer("from b"))
+    into = tmp_path / "responses.sqlite"
+    ResponseCache(into).put("both", answer("already here"))
+    result = merge_caches([a.path, b.path], into)
+    assert (result.added, result.already, result.total) == (2, 2, 4)
+    merged = ResponseCache(into)
+    assert {k: merged.get(k).text for k in ("k1", "k2", "both")} == {
+        "k1": "a1",
+        "k2": "b2",
+        "both": "already here",
+    }
+    again = merge_caches([a.path, b.path], into)
+    assert (again.added, again.already) == (0, 4)
+    assert a.path.exists() and b.path.exists()  # sources are kept
+
+
+def test_merge_refuses_what_is_not_a_cache_before_writing(tmp_path: Path) -> None:
+    good = ResponseCache(tmp_path / "responses.node-a.sqlite")
+    good.put("k", answer("x"))
+    (tmp_path / "notes.txt").write_text("hello")
+    into = tmp_path / "responses.sqlite"
+    for bad, why in [
+        (tmp_path / "notes.txt", "not a forkingpaths response cache"),
+        (tmp_path / "absent.sqlite", "no such file"),
+        (tmp_path, "not a file"),
+    ]:
+        with pytest.raises(ConfigError, match=why):
+            merge_caches([good.path, bad], into)
+    assert not into.exists()
+
+
+def test_cache_merge_cli(tmp_path: Path) -> None:
+    for node in ("a", "b"):
+        ResponseCache(tmp_path / f"responses.node-{node}.sqlite").put(node, answer(node))
+    env = {**os.environ, "FORKINGPATHS_CACHE_DIR": str(tmp_path)}
+    cli = [sys.executable, "-m", "forkingpaths.cli", "cache", "merge"]
+    out = subprocess.run(cli, env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "merged 2 files" in out.stdout and "2 new answers, 0 already there" in out.stdout
+    assert len(ResponseCache(tmp_path / "responses.sqlite")) == 2
+    (tmp_path / "bad.sqlite").write_text("not sqlite")
+    bad = subprocess.run(
+        [*cli, str(tmp_path / "bad.sqlite")], env=env, capture_output=True, text=True, check=False
+    )
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "bad.sqlite" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = subprocess.run(
+        cli, env={**env, "FORKINGPATHS_CACHE_DIR": str(empty)}, capture_output=True, text=True
+    )
+    assert none.returncode != 0 and "no per-node cache files" in none.stderr

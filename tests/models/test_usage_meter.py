@@ -26,3 +26,18 @@ def test_meter_sums_live_calls_and_counts_cache_hits_without_cost() -> None:
     assert (meter.prompt_tokens, meter.completion_tokens, meter.reasoning_tokens) == (30, 12, 2)
     assert meter.cost_usd == 0.75
     assert meter.usage == Usage(prompt_tokens=30, completion_tokens=12, reasoning_tokens=2)
+
+
+def test_a_driver_meter_is_the_sum_of_its_workers_latest_totals() -> None:
+    a, b = UsageMeter(), UsageMeter()
+    a.record(completion(10, 2, 0.5, attempts=3))
+    b.record(completion(4, 1, 0.25))
+    b.record_failure()
+    driver = UsageMeter(calls=99)  # what it held before is replaced, not added to
+    driver.set_sum([a.snapshot(), b.snapshot()])
+    assert (driver.calls, driver.retries, driver.failed_calls) == (2, 2, 1)
+    assert (driver.prompt_tokens, driver.completion_tokens, driver.cost_usd) == (14, 3, 0.75)
+    a.record(completion(1, 1, 0.25))
+    driver.set_sum([a.snapshot(), b.snapshot()])  # the next totals of the same workers
+    assert (driver.calls, driver.cost_usd) == (3, 1.0)
+    assert isinstance(driver.calls, int) and isinstance(driver.cost_usd, float)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
 from aiohttp import web
@@ -31,6 +31,10 @@ FAULTS: tuple[str, ...] = get_args(Fault)
 """Faults the server can inject."""
 
 _SCRIPTED_PREFIX = "scripted/"
+
+STATS_PATH = "/v1/mock/stats"
+"""`GET` answers MockStats as JSON: what a client in another process sent (its peak in-flight
+requests shows whether its concurrency limit held)."""
 
 
 @dataclass
@@ -114,6 +118,7 @@ class MockServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get(STATS_PATH, self._stats)
         # No access log (it costs more than the request at benchmark rates); handlers are
         # cancelled when the client goes away, so a "timeout" fault does not outlive its client.
         runner = web.AppRunner(
@@ -164,6 +169,9 @@ class MockServer:
             for name in self._policy_names
         ]  # fmt: skip
         return web.json_response({"object": "list", "data": data})
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(asdict(self.stats))
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         stats = self.stats

@@ -24,6 +24,11 @@ class Executor(ABC):
     executor; a new executor only implements `run`.
     """
 
+    def check(self) -> None:
+        """Refuse, before the run directory is written, what cannot run (a cluster that does
+        not answer); nothing to check in this process."""
+        return
+
     @abstractmethod
     async def run(
         self,

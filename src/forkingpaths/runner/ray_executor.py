@@ -142,11 +142,16 @@ class RayExecutor(Executor):
 
     # -- cluster ------------------------------------------------------------------------------
 
+    def check(self) -> None:
+        _import_ray()
+        self._probe()
+
     def _connect(self, ray: Any) -> bool:
         """Join the cluster; True when this call did (and so leaves it at the end)."""
         if ray.is_initialized():
             return False
         env = {k: v for k, v in os.environ.items() if SHARED_ENV.match(k)}
+        self._probe()
         try:
             ray.init(
                 address=self.address,
@@ -162,6 +167,31 @@ class RayExecutor(Executor):
                 "with `ray start --head` (and `ray start --address HEAD:PORT` on each node)"
             ) from None
         return True
+
+    def _probe(self) -> None:
+        """Refuse an address nothing answers at, at once (joining one waits for minutes)."""
+        address = self.address
+        if address == "auto":
+            try:
+                from ray._private.services import canonicalize_bootstrap_address
+
+                address = canonicalize_bootstrap_address("auto") or ""
+            except Exception:  # a private helper: when it moves, ray.init decides alone
+                return
+            if not address:
+                raise ConfigError(
+                    "--ray-address auto: no Ray cluster started on this machine; start one with "
+                    "`ray start --head`, or give HOST:PORT of its head"
+                )
+        host, _, port = address.removeprefix("ray://").rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+        except OSError as err:
+            raise ConfigError(
+                f"--ray-address {self.address!r}: no Ray cluster to join at {host}:{port} "
+                f"({err.strerror or err}); start one with `ray start --head` (and `ray start "
+                "--address HEAD:PORT` on each node)"
+            ) from None
 
     def _worker_nodes(self, ray: Any) -> list[dict[str, Any]]:
         return [
@@ -234,7 +264,15 @@ class RayExecutor(Executor):
         broker = None
         workers: list[_Worker] = []
         try:
-            broker = ray.remote(LimitsBroker).options(num_cpus=0, max_concurrency=10_000).remote()
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            # On the driver's node: the broker must outlive any worker node the run loses.
+            here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), False)
+            broker = (
+                ray.remote(LimitsBroker)
+                .options(num_cpus=0, max_concurrency=10_000, scheduling_strategy=here)
+                .remote()
+            )
             workers = await self._start_workers(ray, context, broker, set())
             if not workers:
                 raise ConfigError(
@@ -242,7 +280,10 @@ class RayExecutor(Executor):
                     "(`ray status` shows its resources)"
                 )
             await self._dispatch(ray, jobs, context, on_record, should_continue, workers, broker)
-            self.limits_stats = await _awaitable(broker.stats.remote())
+            try:
+                self.limits_stats = await _awaitable(broker.stats.remote())
+            except Exception as err:
+                log.warning("the model limits broker is gone: %s", _first_line(err))
             for model, stats in self.limits_stats.items():
                 log.info(
                     "model limits across the cluster, %s: at most %d of %d requests in flight, "

@@ -230,6 +230,7 @@ async def execute_run(
     benchmark.make_agent(spec.agent, runner.model, spec.agent_options)
     local = options.executor == "local"
     executor = make_executor(options, runner if local else None, meter=meter, prices=prices)
+    executor.check()
     run_dir.open(spec)
 
     existing = run_dir.latest_records()
