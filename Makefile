@@ -95,6 +95,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_novelty.py
 	$(BIN)/python benchmarks/bench_record_bytes.py
 	$(BIN)/python benchmarks/bench_viewer.py
+	$(BIN)/python benchmarks/bench_ray.py
 
 clean:
 	rm -rf $(VENV) .sandbox-venv .pytest_cache .ruff_cache

@@ -14,10 +14,13 @@ that first process (`host`), reading commands on stdin and answering JSON lines 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -34,8 +37,6 @@ def namespaces_available() -> str | None:
     """Why a namespaced cluster cannot start here, or None when it can."""
     if shutil.which("unshare") is None or shutil.which("nsenter") is None:
         return "unshare/nsenter (util-linux) not installed"
-    if shutil.which("ip") is None:
-        return "ip (iproute2) not installed"
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -175,8 +176,16 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+def _loopback_up() -> None:
+    """`ip link set lo up`, without needing iproute2: SIOCGIFFLAGS, then SIOCSIFFLAGS | IFF_UP."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH", b"lo", 0)
+        flags = struct.unpack("16sH", fcntl.ioctl(sock, 0x8913, request)[:18])[1]
+        fcntl.ioctl(sock, 0x8914, struct.pack("16sH", b"lo", flags | 0x1))
+
+
 def _host(temp: str, object_store_mb: int) -> None:
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    _loopback_up()
     ray_cli = str(Path(sys.executable).with_name("ray"))
     nodes: list[subprocess.Popen[str]] = []
 

@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import socket
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,10 @@ WORKER_START_TIMEOUT_S = 180.0
 
 WORKER_CLOSE_TIMEOUT_S = 10.0
 """How long a worker may take to close its models and sandboxes before it is killed."""
+
+NODE_LOOK_INTERVAL_S = 5.0
+"""How often, at most, the driver looks for live nodes without a worker (a restarted or added
+node), while episodes wait to be played."""
 
 SHARED_ENV = re.compile(r"^(FORKINGPATHS_\w+|OPENAI_\w+|\w+_API_KEY|\w+_BASE_URL|HF_\w+)$")
 """The driver's environment variables its workers get (keys, endpoints, the cache folder):
@@ -315,6 +320,7 @@ class RayExecutor(Executor):
         snapshots: dict[int, dict[str, int | float]] = {}
         replaced: collections.Counter[str] = collections.Counter()
         replacing: asyncio.Task[list[_Worker]] | None = None
+        last_look = time.monotonic()
 
         async def record(job: EpisodeJob, data: EpisodeRecord) -> None:
             if job.key in recorded:  # cannot happen by construction; never write a key twice
@@ -394,7 +400,13 @@ class RayExecutor(Executor):
                     self.meter.set_sum(snapshots.values())
                     self.nodes_used.add(worker.node_id)
                     await record(job, EpisodeRecord.model_validate_json(record_json))
-                if replacing is None and pending and should_continue():
+                if (
+                    replacing is None
+                    and pending
+                    and should_continue()
+                    and time.monotonic() - last_look >= NODE_LOOK_INTERVAL_S
+                ):
+                    last_look = time.monotonic()
                     # Start workers on live nodes that have none (a restarted or added node),
                     # in the background: a node that is dying can take seconds to say so.
                     occupied = {w.node_id for w in workers}
