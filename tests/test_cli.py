@@ -30,7 +30,12 @@ def test_list_shows_benchmarks_agents_models_suites(capsys: pytest.CaptureFixtur
         (["run", "griddag", "--agent", "frontier", "--trials", "abc"], "--trials"),
         (["run", "griddag", "--agent", "frontier", "--concurrency", "0"], "--concurrency"),
         (["run", "griddag", "--agent", "frontier", "--budget-usd", "-1"], "--budget-usd"),
-        (["run", "griddag", "--agent", "frontier", "--executor", "ray"], "--executor"),
+        (["run", "griddag", "--agent", "frontier", "--executor", "dask"], "--executor"),
+        (
+            ["run", "griddag", "--agent", "frontier", "--executor", "ray", "--ray-address", "x"],
+            "--ray-address",
+        ),
+        (["run", "griddag", "--agent", "frontier", "--ray-address", "auto"], "--executor ray"),
         (
             ["run", "griddag", "--agent", "react", "--model", "scripted/echo", "-a", "promt=x"],
             "promt",

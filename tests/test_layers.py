@@ -29,6 +29,8 @@ LAYERS = [
     (
         "forkingpaths.runner.episode",
         "forkingpaths.runner.executor",
+        "forkingpaths.runner.ray_executor",
+        "forkingpaths.runner.ray_limits",
         "forkingpaths.runner.progress",
         "forkingpaths.runner.scoring",
     ),
@@ -75,6 +77,7 @@ DEFERRABLE = (
     "datasets",
     "huggingface_hub",
     "wandb",
+    "ray",  # the Ray executor's extra: imported when a run asks for it
 )
 
 # Modules whose every import is deliberate and deferred: the sandbox's worker runs in a fresh

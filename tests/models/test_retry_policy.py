@@ -102,7 +102,7 @@ async def test_server_retry_after_becomes_the_retry_delay() -> None:
     finally:
         await server.stop()
     verdict = classify_openai_error(caught.value.__cause__)  # the SDK's RateLimitError
-    assert verdict == Verdict(retry=True, retry_after_s=7.0)
+    assert verdict == Verdict(retry=True, retry_after_s=7.0, throttled=True)  # a 429
     policy = RetryPolicy(base_delay_s=0.01, max_delay_s=30.0)
     assert policy.delay(0, random.Random(0), verdict.retry_after_s) == 7.0
 

@@ -6,10 +6,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 
-from forkingpaths.core.errors import ConfigError
-from forkingpaths.core.records import EpisodeRecord, RunOptions
-from forkingpaths.models.pricing import PriceTable
-from forkingpaths.models.usage import UsageMeter
+from forkingpaths.core.records import EpisodeRecord
 from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, EpisodeRunner
 
 OnRecord = Callable[[EpisodeRecord], Awaitable[None] | None]
@@ -76,32 +73,3 @@ class LocalExecutor(Executor):
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-
-
-def make_executor(
-    options: RunOptions,
-    runner: EpisodeRunner | None = None,
-    *,
-    meter: UsageMeter | None = None,
-    prices: PriceTable | None = None,
-) -> Executor:
-    """The executor `options` name; `runner` serves the local one, `meter` gets a remote
-    executor's usage totals (for the progress display and the budget)."""
-    if options.executor != "ray" and (
-        options.ray_address is not None or options.ray_workers_per_node != 1
-    ):
-        raise ConfigError("--ray-address and --ray-workers-per-node need --executor ray")
-    if options.executor == "local":
-        return LocalExecutor(options.concurrency, runner)
-    if options.executor == "ray":
-        from forkingpaths.runner.ray_executor import RayExecutor, check_ray_address
-
-        check_ray_address(options.ray_address)
-        return RayExecutor(
-            options.concurrency,
-            address=options.ray_address,
-            workers_per_node=options.ray_workers_per_node,
-            meter=meter,
-            prices=prices,
-        )
-    raise ConfigError(f"--executor {options.executor!r}: allowed: local, ray")

@@ -21,9 +21,10 @@ from forkingpaths.models.factory import check_model_access, close_models
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.usage import UsageMeter
 from forkingpaths.report.html import write_run_report
-from forkingpaths.runner.episode import EpisodeContext, plan_jobs
-from forkingpaths.runner.executor import make_executor
+from forkingpaths.runner.episode import EpisodeContext, EpisodeRunner, plan_jobs
+from forkingpaths.runner.executor import Executor, LocalExecutor
 from forkingpaths.runner.progress import RunProgress
+from forkingpaths.runner.ray_executor import RayExecutor, check_ray_address
 from forkingpaths.runner.rundir import RunDirectory, check_run_id
 from forkingpaths.runner.scoring import finalize_run
 
@@ -182,6 +183,33 @@ def validate_spec(spec: RunSpec, benchmark: Benchmark) -> None:
         check_model_access(spec.model, spec.model_options)
     for ref in spec.roles.values():
         check_model_access(ref.model, ref.options)
+
+
+def make_executor(
+    options: RunOptions,
+    runner: EpisodeRunner | None = None,
+    *,
+    meter: UsageMeter | None = None,
+    prices: PriceTable | None = None,
+) -> Executor:
+    """The executor `options` name; `runner` serves the local one, `meter` gets a remote
+    executor's usage totals (for the progress display and the budget)."""
+    if options.executor != "ray" and (
+        options.ray_address is not None or options.ray_workers_per_node != 1
+    ):
+        raise ConfigError("--ray-address and --ray-workers-per-node need --executor ray")
+    if options.executor == "local":
+        return LocalExecutor(options.concurrency, runner)
+    if options.executor == "ray":
+        check_ray_address(options.ray_address)
+        return RayExecutor(
+            options.concurrency,
+            address=options.ray_address,
+            workers_per_node=options.ray_workers_per_node,
+            meter=meter,
+            prices=prices,
+        )
+    raise ConfigError(f"--executor {options.executor!r}: allowed: local, ray")
 
 
 def resolve_run_dir(
