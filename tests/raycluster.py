@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -99,6 +100,9 @@ class NamespacedRayCluster:
         assert self._proc is not None and self._proc.stdin and self._proc.stdout
         self._proc.stdin.write(command + "\n")
         self._proc.stdin.flush()
+        ready, _, _ = select.select([self._proc.stdout], [], [], timeout_s)
+        if not ready:
+            raise RuntimeError(f"cluster host did not answer {command!r} in {timeout_s:g} s")
         line = self._proc.stdout.readline()
         if not line:
             raise RuntimeError(f"cluster host ended while asked {command!r}")

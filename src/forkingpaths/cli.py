@@ -622,7 +622,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             )
         result = merge_caches(sources, target)
         console.print(
-            f"merged {len(result.sources)} files into {result.into}: {result.added} new "
+            f"merged {len(result.sources)} file{'s' * (len(result.sources) != 1)} into "
+            f"{result.into}: {result.added} new "
             f"answers, {result.already} already there"
         )
 

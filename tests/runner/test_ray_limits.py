@@ -149,3 +149,52 @@ async def test_a_dead_broker_fails_the_waiting_requests() -> None:
     with pytest.raises(RuntimeError, match="actor died"):
         async with limits.slot():
             pass
+
+
+async def test_a_dead_workers_slots_come_back_to_the_others() -> None:
+    handle = FakeHandle(LimitsBroker())
+    dead = ClusterLimits(handle, "m", None, 2, None, holder="actor-a")
+    alive = ClusterLimits(handle, "m", None, 2, None, holder="actor-b")
+    held = [dead.slot(), dead.slot()]
+    for block in held:
+        await block.__aenter__()  # the worker dies holding both: never leaves its blocks
+    waiting = asyncio.ensure_future(alive.slot().__aenter__())
+    await asyncio.sleep(0.01)
+    assert not waiting.done()  # the model's 2 slots are taken
+    assert handle.broker.forget("actor-a") == 2
+    await asyncio.wait_for(waiting, 5)  # one came back to the live worker
+    assert handle.broker.stats()["m"]["free"] == 1
+    # An acquire the dead worker had in flight gets nothing, and its late releases do nothing.
+    assert await handle.broker.acquire("m", 2, None, 1, "actor-a") == 0
+    handle.broker.release("m", 5, "actor-a")
+    assert handle.broker.stats()["m"]["free"] == 1
+
+
+async def test_a_busy_worker_does_not_keep_the_slots_from_another() -> None:
+    handle = FakeHandle(LimitsBroker())
+    a = ClusterLimits(handle, "m", None, 2, None, holder="a")
+    b = ClusterLimits(handle, "m", None, 2, None, holder="b")
+    finished: list[str] = []
+
+    async def request(name: str, limits: ClusterLimits) -> None:
+        async with limits.slot():
+            for _ in range(3):
+                await asyncio.sleep(0)
+        finished.append(name)
+
+    await asyncio.gather(*(request("a", a) for _ in range(8)), request("b", b))
+    # b's one request is served while a still has requests waiting, not after all of them.
+    assert finished.index("b") < len(finished) - 1
+    assert finished.count("a") == 8
+
+
+async def test_after_a_429_this_worker_holds_its_requests_for_the_pause() -> None:
+    handle = FakeHandle(LimitsBroker())
+    limits = ClusterLimits(handle, "m", None, 4, None)
+    limits.throttled(30.0)
+    waiting = asyncio.ensure_future(limits.slot().__aenter__())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not waiting.done()  # free slots, but the 30 s pause holds
+    assert not any(name == "acquire" for name, _ in handle.calls)
+    waiting.cancel()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -162,6 +163,10 @@ class ResponseCache:
     def close(self) -> None:
         """Close the connections (they reopen on next use)."""
         with self._lock:
+            if self._conn is not None:
+                # Fold the write-ahead log into the file: a copied file then holds every answer.
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             for conn in (self._conn, self._reader):
                 if conn is not None:
                     conn.close()

@@ -40,9 +40,10 @@ NODE_LOOK_INTERVAL_S = 5.0
 """How often, at most, the driver looks for live nodes without a worker (a restarted or added
 node), while episodes wait to be played."""
 
-SHARED_ENV = re.compile(r"^(FORKINGPATHS_\w+|OPENAI_\w+|\w+_API_KEY|\w+_BASE_URL|HF_\w+)$")
-"""The driver's environment variables its workers get (keys, endpoints, the cache folder):
-a run behaves the same wherever its episodes play."""
+SHARED_ENV = re.compile(r"^(FORKINGPATHS_\w+|OPENAI_\w+|\w+_API_KEY|\w+_BASE_URL|HF_TOKEN)$")
+"""The driver's environment variables its workers get (keys, endpoints, the cache folder),
+given to each worker actor when it is built: a run behaves the same wherever its episodes
+play. Not a job's runtime_env, which Ray's dashboard and `ray list jobs` show."""
 
 _ADDRESS = re.compile(r"^(auto|(ray://)?\[?[A-Za-z0-9.:_-]+?\]?:\d{1,5})$")
 
@@ -54,8 +55,9 @@ def check_ray_address(address: str | None) -> str:
     if not _ADDRESS.match(value) or (
         value != "auto" and not 0 < int(value.rsplit(":", 1)[1]) < 65536
     ):
+        source = "--ray-address" if address is not None else "$RAY_ADDRESS"
         raise ConfigError(
-            f"--ray-address {value!r}: expected auto, HOST:PORT of the cluster's head "
+            f"{source} {value!r}: expected auto, HOST:PORT of the cluster's head "
             "(as `ray start --head` printed it) or ray://HOST:PORT"
         )
     return value
@@ -76,27 +78,36 @@ class EpisodeWorker:
     """A Ray actor (async) on one node: the local executor's EpisodeRunner, with the run's
     model limits drawn from the cluster's broker and the node's own response-cache file."""
 
-    def __init__(self, context: EpisodeContext, broker: Any, prices: PriceTable) -> None:
+    def __init__(
+        self, context: EpisodeContext, broker: Any, prices: PriceTable, env: dict[str, str]
+    ) -> None:
         import ray
 
-        self.node_id = ray.get_runtime_context().get_node_id()
+        os.environ.update(env)  # this process plays only this run's episodes
+        runtime = ray.get_runtime_context()
+        self.node_id = runtime.get_node_id()
+        self.actor_id = runtime.get_actor_id() or ""
         self.host = socket.gethostname()
         self.meter = UsageMeter()
+        self.played = 0
         self.runner = context.build(
             self.meter,
-            shared_limits=BrokerLimitsFactory(broker),
-            cache_node=f"{self.host}-{self.node_id[:8]}",
+            shared_limits=BrokerLimitsFactory(broker, self.actor_id),
+            # Processes of one machine share its file safely (SQLite's WAL); machines do not.
+            cache_node=self.host,
             prices=prices,
         )
 
     def ready(self) -> dict[str, Any]:
         """Where this worker runs (called once it is built: a failure to build shows here)."""
-        return {"node_id": self.node_id, "host": self.host, "pid": os.getpid()}
+        return {"actor_id": self.actor_id, "host": self.host, "pid": os.getpid()}
 
-    async def play(self, job: EpisodeJob) -> tuple[str, dict[str, int | float]]:
-        """One episode: its record as JSON and this worker's running usage totals."""
+    async def play(self, job: EpisodeJob) -> tuple[str, int, dict[str, int | float]]:
+        """One episode: its record as JSON, then this worker's running usage totals with their
+        sequence number (results of one worker may reach the driver out of order)."""
         record = await self.runner(job)
-        return record.model_dump_json(), self.meter.snapshot()
+        self.played += 1
+        return record.model_dump_json(), self.played, self.meter.snapshot()
 
     async def close(self) -> None:
         runner = self.runner
@@ -108,7 +119,11 @@ class EpisodeWorker:
 class _Worker:
     actor: Any
     node_id: str
+    serial: int
+    """Unique within a run (a dead worker's usage stays counted beside its replacement's)."""
     host: str = ""
+    holder: str = ""
+    """Its actor id: what the limits broker counts its slots under."""
     in_flight: dict[asyncio.Future[Any], EpisodeJob] = field(default_factory=dict)
 
 
@@ -144,6 +159,7 @@ class RayExecutor(Executor):
         """Per model, the broker's statistics at the end of the run (peak slots lent...)."""
         self.nodes_used: set[str] = set()
         """The node ids whose workers played at least one episode."""
+        self._serial = 0
 
     # -- cluster ------------------------------------------------------------------------------
 
@@ -155,14 +171,12 @@ class RayExecutor(Executor):
         """Join the cluster; True when this call did (and so leaves it at the end)."""
         if ray.is_initialized():
             return False
-        env = {k: v for k, v in os.environ.items() if SHARED_ENV.match(k)}
         self._probe()
         try:
             ray.init(
                 address=self.address,
                 logging_level=logging.WARNING,
                 log_to_driver=True,
-                runtime_env={"env_vars": env},
                 namespace="forkingpaths",
             )
         except (ConnectionError, RuntimeError, ValueError) as err:
@@ -206,35 +220,51 @@ class RayExecutor(Executor):
         ]
 
     async def _start_workers(
-        self, ray: Any, context: EpisodeContext, broker: Any, skip: set[str]
+        self, ray: Any, context: EpisodeContext, broker: Any, have: collections.Counter[str]
     ) -> list[_Worker]:
-        """Actors on every live node with CPUs that has none yet; a node whose worker cannot
-        start is left out (and named), unless no node can start one."""
+        """Actors on every live node with CPUs, up to `workers_per_node` each beside the `have`
+        it has; a node whose worker cannot start is left out (and named), unless none can."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         actor_class = ray.remote(EpisodeWorker)
-        started: list[tuple[_Worker, Any]] = []
-        for node in self._worker_nodes(ray):
-            if node["NodeID"] in skip:
-                continue
-            count = min(self.workers_per_node, int(node["Resources"]["CPU"]))
-            for _ in range(count):
-                actor = actor_class.options(
-                    num_cpus=1,
-                    max_concurrency=self.concurrency + 8,  # + close and ready beside episodes
-                    max_restarts=0,
-                    scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
-                ).remote(context, broker, self.prices)
-                started.append((_Worker(actor, node["NodeID"]), actor.ready.remote()))
+        env = {k: v for k, v in os.environ.items() if SHARED_ENV.match(k)}
+        started: list[_Worker] = []
+        try:
+            for node in self._worker_nodes(ray):
+                node_id = node["NodeID"]
+                count = min(self.workers_per_node, int(node["Resources"]["CPU"]))
+                for _ in range(count - have[node_id]):
+                    actor = actor_class.options(
+                        num_cpus=1,
+                        max_concurrency=self.concurrency + 8,  # + close and ready beside them
+                        max_restarts=0,
+                        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+                    ).remote(context, broker, self.prices, env)
+                    self._serial += 1
+                    started.append(_Worker(actor, node_id, self._serial))
+            readies = {
+                asyncio.ensure_future(_awaitable(w.actor.ready.remote())): w for w in started
+            }
+            if readies:
+                # One deadline for all: actors start in parallel, not one after another.
+                await asyncio.wait(readies, timeout=WORKER_START_TIMEOUT_S)
+        except BaseException:
+            for worker in started:  # cancelled (the run ended) or failed: none is left running
+                with contextlib.suppress(Exception):
+                    ray.kill(worker.actor, no_restart=True)
+            raise
         workers, problems = [], []
-        for worker, ready in started:
-            try:
-                info = await asyncio.wait_for(_awaitable(ready), WORKER_START_TIMEOUT_S)
-            except Exception as err:
-                problems.append(f"node {worker.node_id[:8]}: {_first_line(err)}")
-                ray.kill(worker.actor, no_restart=True)
+        for ready, worker in readies.items():
+            if not ready.done() or ready.exception() is not None:
+                failure = ready.exception() if ready.done() else None
+                why = _first_line(failure) if failure else "did not start in time"
+                ready.cancel()
+                problems.append(f"node {worker.node_id[:8]}: {why}")
+                with contextlib.suppress(Exception):
+                    ray.kill(worker.actor, no_restart=True)
                 continue
-            worker.host = info["host"]
+            info = ready.result()
+            worker.host, worker.holder = info["host"], info["actor_id"]
             workers.append(worker)
         for problem in problems:
             log.warning("a Ray worker did not start: %s", problem)
@@ -278,7 +308,7 @@ class RayExecutor(Executor):
                 .options(num_cpus=0, max_concurrency=10_000, scheduling_strategy=here)
                 .remote()
             )
-            workers = await self._start_workers(ray, context, broker, set())
+            workers = await self._start_workers(ray, context, broker, collections.Counter())
             if not workers:
                 raise ConfigError(
                     "the Ray cluster has no live node with a CPU to run episodes on "
@@ -300,9 +330,11 @@ class RayExecutor(Executor):
                     stats["throttles"],
                 )
         finally:
-            await self._shutdown(ray, workers, broker)
-            if joined:
-                ray.shutdown()
+            try:
+                await self._shutdown(ray, workers, broker)
+            finally:
+                if joined:
+                    ray.shutdown()
 
     async def _dispatch(
         self,
@@ -317,10 +349,31 @@ class RayExecutor(Executor):
         pending = collections.deque(jobs)
         deaths: collections.Counter[tuple[str, int]] = collections.Counter()
         recorded: set[tuple[str, int]] = set()
-        snapshots: dict[int, dict[str, int | float]] = {}
-        replaced: collections.Counter[str] = collections.Counter()
-        replacing: asyncio.Task[list[_Worker]] | None = None
+        # Per worker (by serial): its latest usage totals, by their sequence number.
+        snapshots: dict[int, tuple[int, dict[str, int | float]]] = {}
+        tried: collections.Counter[str] = collections.Counter()
+        replacing: asyncio.Future[list[_Worker]] | None = None
         last_look = time.monotonic()
+
+        def look() -> asyncio.Future[list[_Worker]] | None:
+            """Start workers where live nodes have fewer than they should (a restarted or an
+            added node, a killed actor), in the background: a dying node can take seconds to
+            say so. A node gets at most MAX_WORKER_DEATHS tries."""
+            nonlocal last_look
+            last_look = time.monotonic()
+            have = collections.Counter(w.node_id for w in workers)
+            wanted = {}
+            for node in self._worker_nodes(ray):
+                node_id = node["NodeID"]
+                want = min(self.workers_per_node, int(node["Resources"]["CPU"]))
+                if have[node_id] < want and tried[node_id] < MAX_WORKER_DEATHS:
+                    wanted[node_id] = want
+            if not wanted:
+                return None
+            tried.update(wanted)
+            for node_id in {n["NodeID"] for n in self._worker_nodes(ray)} - wanted.keys():
+                have[node_id] = 1 << 30  # not this time
+            return asyncio.ensure_future(self._start_workers(ray, context, broker, have))
 
         async def record(job: EpisodeJob, data: EpisodeRecord) -> None:
             if job.key in recorded:  # cannot happen by construction; never write a key twice
@@ -357,6 +410,8 @@ class RayExecutor(Executor):
                     if not (pending and should_continue()):
                         return
                     if replacing is None:
+                        replacing = look()  # every worker is gone: look at once
+                    if replacing is None:
                         raise ConfigError(
                             "every Ray worker died; re-run the same command to play the "
                             f"{len(pending)} episodes left"
@@ -370,13 +425,14 @@ class RayExecutor(Executor):
                     except ConfigError as err:
                         log.warning("%s", err)
                     replacing = None
-                for future in done:
+                # Results before deaths: a finished episode of a worker that then died counts.
+                for future in sorted(done, key=lambda f: f.exception() is not None):
                     worker = owner.get(future)
                     if worker is None or future not in worker.in_flight:
                         continue  # the replacement task, or a job already re-queued
                     job = worker.in_flight.pop(future)
                     try:
-                        record_json, snapshot = future.result()
+                        record_json, sequence, snapshot = future.result()
                     except Exception as err:
                         if not _is_worker_death(ray, err):
                             # Our code around the episode failed (the runner itself turns an
@@ -392,12 +448,13 @@ class RayExecutor(Executor):
                             other.cancel()
                         worker.in_flight.clear()
                         workers.remove(worker)
-                        self._lose(ray, worker, err, len(lost))
+                        self._lose(ray, worker, err, len(lost), broker)
                         for lost_job in reversed(lost):
                             await requeue(lost_job, err)
                         continue
-                    snapshots[id(worker)] = snapshot
-                    self.meter.set_sum(snapshots.values())
+                    if sequence > snapshots.get(worker.serial, (0, {}))[0]:
+                        snapshots[worker.serial] = (sequence, snapshot)
+                        self.meter.set_sum(totals for _, totals in snapshots.values())
                     self.nodes_used.add(worker.node_id)
                     await record(job, EpisodeRecord.model_validate_json(record_json))
                 if (
@@ -406,25 +463,16 @@ class RayExecutor(Executor):
                     and should_continue()
                     and time.monotonic() - last_look >= NODE_LOOK_INTERVAL_S
                 ):
-                    last_look = time.monotonic()
-                    # Start workers on live nodes that have none (a restarted or added node),
-                    # in the background: a node that is dying can take seconds to say so.
-                    occupied = {w.node_id for w in workers}
-                    nodes = {n["NodeID"] for n in self._worker_nodes(ray)} - occupied
-                    nodes = {n for n in nodes if replaced[n] < MAX_WORKER_DEATHS}
-                    if nodes:
-                        replaced.update(nodes)
-                        skip = {n["NodeID"] for n in self._worker_nodes(ray)} - nodes
-                        replacing = asyncio.ensure_future(
-                            self._start_workers(ray, context, broker, skip)
-                        )
+                    replacing = look()
         finally:
             if replacing is not None:
                 replacing.cancel()
                 with contextlib.suppress(BaseException):
                     workers += await replacing
 
-    def _lose(self, ray: Any, worker: _Worker, err: BaseException, episodes: int) -> None:
+    def _lose(
+        self, ray: Any, worker: _Worker, err: BaseException, episodes: int, broker: Any
+    ) -> None:
         log.warning(
             "Ray worker on %s (node %s) died: %s; its %d episodes go back to the queue",
             worker.host or "?",
@@ -434,6 +482,7 @@ class RayExecutor(Executor):
         )
         with contextlib.suppress(Exception):
             ray.kill(worker.actor, no_restart=True)
+        broker.forget.remote(worker.holder)  # the model slots it held come back
 
     async def _shutdown(self, ray: Any, workers: list[_Worker], broker: Any) -> None:
         for worker in workers:
@@ -441,7 +490,9 @@ class RayExecutor(Executor):
                 future.cancel()
         closing = [asyncio.ensure_future(_awaitable(w.actor.close.remote())) for w in workers]
         if closing:
-            await asyncio.wait(closing, timeout=WORKER_CLOSE_TIMEOUT_S)
+            _, late = await asyncio.wait(closing, timeout=WORKER_CLOSE_TIMEOUT_S)
+            for task in late:  # killed below, closed or not
+                task.cancel()
         for worker in workers:
             try:
                 ray.kill(worker.actor, no_restart=True)

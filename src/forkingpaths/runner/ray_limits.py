@@ -73,22 +73,22 @@ class _Pool:
         self.changed.set()
 
     def throttled(self, retry_after_s: float | None) -> None:
-        pause = DEFAULT_THROTTLE_PAUSE_S if retry_after_s is None else retry_after_s
-        if not math.isfinite(pause):
-            pause = DEFAULT_THROTTLE_PAUSE_S
-        pause = min(max(pause, 0.0), MAX_THROTTLE_PAUSE_S)
+        pause = _pause_s(retry_after_s)
         self.paused_until = max(self.paused_until, time.monotonic() + pause)
         self.throttles += 1
 
 
 class LimitsBroker:
-    """A Ray actor (async, one per run): each model's concurrency and request rate for every
-    worker of the cluster. Workers borrow slots in batches (as many as they have requests
-    waiting) and hand them back when they have none waiting; a 429 one worker meets pauses
-    every worker's requests to that model."""
+    """A Ray actor (async, one per run, on the driver's node): each model's concurrency and
+    request rate for every worker of the cluster. Workers borrow slots in batches (as many as
+    they have requests waiting) and return each when its request ends; the broker counts what
+    each worker holds, so the slots of a worker that died come back (`forget`). A 429 one
+    worker meets pauses every worker's requests to that model."""
 
     def __init__(self) -> None:
         self._pools: dict[str, _Pool] = {}
+        self._held: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._forgotten: set[str] = set()
 
     def _pool(self, key: str, concurrency: int, requests_per_minute: float | None) -> _Pool:
         pool = self._pools.get(key)
@@ -97,13 +97,36 @@ class LimitsBroker:
         return pool
 
     async def acquire(
-        self, key: str, concurrency: int, requests_per_minute: float | None, want: int
+        self,
+        key: str,
+        concurrency: int,
+        requests_per_minute: float | None,
+        want: int,
+        holder: str = "",
     ) -> int:
-        return await self._pool(key, concurrency, requests_per_minute).acquire(max(want, 1))
+        pool = self._pool(key, concurrency, requests_per_minute)
+        granted = await pool.acquire(max(want, 1))
+        if holder in self._forgotten:  # it died while it waited: nobody will return these
+            pool.release(granted)
+            return 0
+        self._held[key, holder] += granted
+        return granted
 
-    def release(self, key: str, n: int) -> None:
-        if key in self._pools:
+    def release(self, key: str, n: int, holder: str = "") -> None:
+        n = min(n, self._held[key, holder])
+        if n > 0 and key in self._pools:
+            self._held[key, holder] -= n
             self._pools[key].release(n)
+
+    def forget(self, holder: str) -> int:
+        """A worker is gone: every slot it held goes back. Returns how many."""
+        self._forgotten.add(holder)
+        back = 0
+        for (key, who), n in list(self._held.items()):
+            if who == holder and n > 0:
+                self.release(key, n, holder)
+                back += n
+        return back
 
     def throttled(self, key: str, retry_after_s: float | None) -> None:
         if key in self._pools:
@@ -118,6 +141,7 @@ class LimitsBroker:
                 "peak_in_use": pool.peak_in_use,
                 "granted": pool.granted,
                 "throttles": pool.throttles,
+                "free": pool.free,
             }
             for key, pool in self._pools.items()
         }
@@ -126,9 +150,10 @@ class LimitsBroker:
 class ClusterLimits:
     """A model's limits inside one worker process, drawn from the run's LimitsBroker.
 
-    Requests that wait share one outstanding borrow; a slot freed while another request of
-    this worker waits passes to it directly (without a rate limit, which spends a token per
-    request), else it goes back to the broker at once, so no worker sits on idle slots.
+    Requests that wait share one outstanding borrow (a batch of as many slots as requests
+    wait); each slot goes back to the broker when its request ends, so a busy worker cannot
+    keep slots from the others. After a 429 this worker also holds its own requests for the
+    pause, as the broker holds everyone's new ones.
     """
 
     def __init__(
@@ -138,13 +163,16 @@ class ClusterLimits:
         base_url: str | None,
         concurrency: int,
         requests_per_minute: float | None,
+        holder: str = "",
     ) -> None:
         self._broker = broker
         self.key = f"{model} @ {base_url}" if base_url else model
         self.concurrency = concurrency
         self.requests_per_minute = requests_per_minute
+        self.holder = holder
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._borrowing: asyncio.Task[None] | None = None
+        self._paused_until = 0.0
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -155,9 +183,13 @@ class ClusterLimits:
             self._give_back()
 
     def throttled(self, retry_after_s: float | None) -> None:
+        pause = _pause_s(retry_after_s)
+        self._paused_until = max(self._paused_until, time.monotonic() + pause)
         self._broker.throttled.remote(self.key, retry_after_s)
 
     async def _take(self) -> None:
+        while (wait := self._paused_until - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         if self._borrowing is None or self._borrowing.done():
@@ -165,7 +197,7 @@ class ClusterLimits:
         try:
             await waiter
         except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
                 self._give_back()  # the slot arrived as the caller was cancelled
             raise
 
@@ -174,11 +206,11 @@ class ClusterLimits:
             while any(not w.done() for w in self._waiters):
                 want = sum(not w.done() for w in self._waiters)
                 granted = await self._broker.acquire.remote(
-                    self.key, self.concurrency, self.requests_per_minute, want
+                    self.key, self.concurrency, self.requests_per_minute, want, self.holder
                 )
                 for _ in range(granted):
                     if not self._hand_to_waiter():
-                        self._broker.release.remote(self.key, 1)
+                        self._give_back()
         except Exception as err:  # the broker is gone: every waiting request fails with it
             while self._waiters:
                 waiter = self._waiters.popleft()
@@ -194,18 +226,26 @@ class ClusterLimits:
         return False
 
     def _give_back(self) -> None:
-        if self.requests_per_minute is None and self._hand_to_waiter():
-            return
-        self._broker.release.remote(self.key, 1)
+        self._broker.release.remote(self.key, 1, self.holder)
+
+
+def _pause_s(retry_after_s: float | None) -> float:
+    """How long a 429 holds a model's requests: the delay the server asked for, bounded."""
+    pause = DEFAULT_THROTTLE_PAUSE_S if retry_after_s is None else retry_after_s
+    if not math.isfinite(pause):
+        pause = DEFAULT_THROTTLE_PAUSE_S
+    return min(max(pause, 0.0), MAX_THROTTLE_PAUSE_S)
 
 
 @dataclass(frozen=True)
 class BrokerLimitsFactory:
-    """`ModelRuntime.shared_limits` of a Ray worker: each model's ClusterLimits on one broker."""
+    """`ModelRuntime.shared_limits` of a Ray worker: each model's ClusterLimits on one broker,
+    borrowed in the name of `holder` (the worker's actor id)."""
 
     broker: Any
+    holder: str = ""
 
     def __call__(
         self, model: str, base_url: str | None, concurrency: int, rpm: float | None
     ) -> ClusterLimits:
-        return ClusterLimits(self.broker, model, base_url, concurrency, rpm)
+        return ClusterLimits(self.broker, model, base_url, concurrency, rpm, self.holder)
