@@ -355,3 +355,31 @@ def test_python_api_runs_on_the_cluster(cluster: NamespacedRayCluster, tmp_path:
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["2", "2"]
+
+
+def test_the_budget_counts_every_workers_spend(
+    cluster: NamespacedRayCluster, tmp_path: Path
+) -> None:
+    # A price of $1 per token: the first episodes spend the $1 budget, no other starts.
+    (tmp_path / "prices.yaml").write_text(
+        "schema_version: 1\nmodels:\n  griddag-frontier:\n"
+        "    input: 1000000\n    cached_input: 1000000\n    output: 1000000\n"
+    )
+    server, url = _mock_inside(cluster, tmp_path)
+    try:
+        args = _griddag(url, "--instances", GRIDDAG, "--concurrency", "1", "--no-cache")
+        run = _inside(
+            cluster,
+            [*args, "--prices", "prices.yaml", "--budget-usd", "1", "--run-id", "spent",
+             *_ray(cluster)],
+            tmp_path,
+        )  # fmt: skip
+    finally:
+        _stop(server)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "budget of $1.0000 reached" in run.stderr
+    records = load_records(tmp_path / "runs" / "spent")
+    assert 1 <= len(records) <= 2  # what two workers had started before the first came back
+    assert all(r.cost_usd > 1.0 for r in records)  # priced on the workers with the driver's table
+    metrics = json.loads((tmp_path / "runs" / "spent" / "metrics.json").read_text())
+    assert metrics["complete"] is False
