@@ -8,6 +8,7 @@ import contextlib
 import json
 import math
 import secrets
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,7 @@ import typer
 
 from forkingpaths.benchmarks.creativebench.agents.solver import read_prompt_file
 from forkingpaths.benchmarks.creativebench.averaging import trial_cells
+from forkingpaths.benchmarks.creativebench.batch import exec_batch, read_batch
 from forkingpaths.benchmarks.creativebench.benchmark import CreativeBenchmark, evaluate_prompt
 from forkingpaths.benchmarks.creativebench.construction.combo import run_combo_pipeline
 from forkingpaths.benchmarks.creativebench.construction.explore import run_explore_pipeline
@@ -137,21 +139,45 @@ def import_cmd(
 
 @app.command("exec")
 def exec_cmd(
-    solution: Annotated[Path, typer.Argument(help="the solution file")],
+    solution: Annotated[Path | None, typer.Argument(help="the solution file")] = None,
     tests: Annotated[
-        Path, typer.Option(help="the test file, appended to the solution (run as __main__)")
-    ],
+        Path | None, typer.Option(help="the test file, appended to the solution (run as __main__)")
+    ] = None,
+    batch: Annotated[
+        Path | None,
+        typer.Option(
+            help="a JSON-lines file of rows {solution, tests[, id, timeout]}: one verdict per "
+            "row, in order, through one warm worker pool"
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="with --batch: write the verdicts here, not to stdout")
+    ] = None,
+    workers: Annotated[int | None, typer.Option(help="with --batch: sandbox workers")] = None,
     timeout: Annotated[float | None, typer.Option(help="seconds (default 10)")] = None,
     memory_mb: MemoryOption = DEFAULT_MEMORY_MB,
     python: PythonOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Run SOLUTION with TESTS appended to it, as one program, in the sandbox and print the
-    verdict (and the interpreter it ran under); exit 1 unless it is PASSED (2 for bad input)."""
+    verdict (and the interpreter it ran under); exit 1 unless it is PASSED (2 for bad input).
+    With --batch, run every row of a file and print one JSON verdict per row; exit 0 once every
+    row has run, whatever the verdicts."""
+    _check_limits(timeout, memory_mb)
+    if batch is not None:
+        if solution is not None or tests is not None:
+            raise ConfigError("give either SOLUTION --tests TESTS or --batch FILE, not both")
+        if workers is not None and workers < 1:
+            raise ConfigError(f"--workers: expected a whole number >= 1, got {workers}")
+        _exec_batch(batch, out, workers, timeout, memory_mb, python)
+        return
+    if out is not None or workers is not None:
+        raise ConfigError("--out and --workers go with --batch")
+    if solution is None or tests is None:
+        raise ConfigError("give SOLUTION and --tests TESTS (or --batch FILE)")
     for given in (solution, tests):
         if not given.exists():
             raise ConfigError(f"{given}: no such file")
-    _check_limits(timeout, memory_mb)
     result = exec_json(solution, tests, timeout, memory_mb=memory_mb, python=python)
     if as_json:
         typer.echo(json.dumps(result))
@@ -166,6 +192,39 @@ def exec_cmd(
                 typer.echo(f"{key}:\n{result[key]}")
     if result["verdict"] != "PASSED":
         raise typer.Exit(1)
+
+
+def _exec_batch(
+    path: Path,
+    out: Path | None,
+    workers: int | None,
+    timeout: float | None,
+    memory_mb: int,
+    python: str | None,
+) -> None:
+    rows = read_batch(path)
+    if out is not None and out.resolve() == path.resolve():
+        raise ConfigError(f"--out {str(out)!r} is the batch file itself")
+
+    async def go(sink: Any) -> tuple[dict[str, int], Sandbox]:
+        limits = Limits(memory_mb=memory_mb)
+        async with Sandbox(limits=limits, python=python, workers=workers) as sandbox:
+
+            def emit(verdict: dict[str, Any]) -> None:
+                sink.write(json.dumps(verdict, ensure_ascii=False) + "\n")
+                sink.flush()  # streamed: a reader sees each verdict as it lands
+
+            return await exec_batch(rows, sandbox, emit, timeout=timeout), sandbox
+
+    with contextlib.ExitStack() as stack:
+        sink = stack.enter_context(out.open("w", encoding="utf-8")) if out else sys.stdout
+        counts, sandbox = asyncio.run(go(sink))
+    summary = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
+    typer.echo(
+        f"{len(rows)} rows: {summary} ({sandbox.isolation}, {sandbox.workers} workers, "
+        f"{sandbox.python})" + (f"; verdicts in {out}" if out else ""),
+        err=True,
+    )
 
 
 SERVE_TOKEN_ENV = "FORKINGPATHS_SERVE_TOKEN"
