@@ -92,6 +92,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_escape_agents.py
 	$(BIN)/python benchmarks/bench_turtlesoup.py
 	$(BIN)/python benchmarks/bench_sandbox.py
+	$(BIN)/python benchmarks/bench_exec_batch.py
 	$(BIN)/python benchmarks/bench_novelty.py
 	$(BIN)/python benchmarks/bench_record_bytes.py
 	$(BIN)/python benchmarks/bench_viewer.py

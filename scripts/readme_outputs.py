@@ -41,6 +41,11 @@ INPUTS = {
     "    print(add(2, 3))\n",
     "tests.py": 'def test():\n    assert add(2, 3) == 5\n\n\nif __name__ == "__main__":\n'
     "    test()\n",
+    # `creativebench exec --batch`: one (solution, tests) row per line.
+    "rows.jsonl": '{"id": "ok", "solution": "def add(a, b):\\n    return a + b\\n", '
+    '"tests": "assert add(2, 3) == 5\\n"}\n'
+    '{"id": "wrong", "solution": "def add(a, b):\\n    return a - b\\n", '
+    '"tests": "assert add(2, 3) == 5\\n"}\n',
     # `creativebench novelty` / `robustness`: two programs.
     "a.py": "def add(a, b):\n    return a + b\n",
     "b.py": "def add(x, y):\n    total = x\n    total += y\n    return total\n",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import struct
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,21 @@ class OfflineRun:
 
 
 def _offline_runs(root: Path) -> list[OfflineRun]:
-    """The offline runs under a W&B dir, first started first (a folder name has only seconds)."""
-    runs = [OfflineRun(p) for p in (root / "wandb").glob("offline-run-*")]
+    """The offline runs under a W&B dir, first started first (a folder name has only seconds).
+
+    W&B's service process writes the file; on a busy machine it may still be writing when
+    `finish()` has returned, so a run is read again until its exit record (written last) is in.
+    """
+    runs = []
+    for folder in (root / "wandb").glob("offline-run-*"):
+        deadline = time.monotonic() + 60
+        run = OfflineRun(folder)
+        while (
+            run.exit_code is None or not hasattr(run, "started")
+        ) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            run = OfflineRun(folder)
+        runs.append(run)
     return sorted(runs, key=lambda run: run.started)
 
 
