@@ -103,6 +103,64 @@ def test_two_processes_write_the_same_file(tmp_path: Path) -> None:
     assert cache.get("child-199") == Completion(text="199", model="m/m")
 
 
+def test_processes_opening_a_new_file_at_once_all_get_it(tmp_path: Path) -> None:
+    # Ray workers of one machine open its node file together; one of them switching the new
+    # file to WAL must not fail the others ("database is locked").
+    path = tmp_path / "fresh" / "responses.node-host.sqlite"
+    opener = textwrap.dedent(
+        f"""
+        import sys
+        from forkingpaths.core.chat import Completion
+        from forkingpaths.models.cache import ResponseCache
+        ResponseCache({str(path)!r}).put(sys.argv[1], Completion(text=sys.argv[1], model="m/m"))
+        """
+    )
+    children = [
+        subprocess.Popen([sys.executable, "-c", opener, f"k{n}"], stderr=subprocess.PIPE)
+        for n in range(8)
+    ]
+    for child in children:
+        assert child.wait(timeout=120) == 0, child.stderr.read().decode()[-2000:]
+    assert len(ResponseCache(path)) == 8
+
+
+def test_a_file_locked_while_another_process_sets_it_up_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two processes switching a new file to WAL at once: SQLite answers one of them "locked"
+    # at once (a deadlock its busy timeout does not wait out). The loser tries again.
+    real_connect = sqlite3.connect
+    refusals = []
+
+    class Racing:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def execute(self, sql: str, *args: object) -> object:
+            if sql.startswith("PRAGMA journal_mode") and len(refusals) < 2:
+                refusals.append(sql)
+                raise sqlite3.OperationalError("database is locked")
+            return self.conn.execute(sql, *args)
+
+        def close(self) -> None:
+            self.conn.close()
+
+    monkeypatch.setattr(
+        "forkingpaths.models.cache.sqlite3.connect", lambda *a, **k: Racing(real_connect(*a, **k))
+    )
+    cache = ResponseCache(tmp_path / "responses.node-host.sqlite")
+    cache.put("k", answer("x"))
+    assert len(refusals) == 2 and cache.get("k").text == "x"
+    # Anything but "locked" is not waited on: one line naming the file.
+    refusals.clear()
+    monkeypatch.setattr(
+        "forkingpaths.models.cache.sqlite3.connect",
+        lambda *a, **k: (_ for _ in ()).throw(sqlite3.OperationalError("disk I/O error")),
+    )
+    with pytest.raises(ConfigError, match=r"cannot be opened \(disk I/O error"):
+        ResponseCache(tmp_path / "other.sqlite").get("k")
+
+
 @pytest.mark.parametrize("where", ["folder", "parent", "cache-file"])
 def test_a_location_that_cannot_hold_the_file_is_refused_at_construction(
     tmp_path: Path, where: str

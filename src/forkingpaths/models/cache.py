@@ -90,29 +90,48 @@ class ResponseCache:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is not None:
             return self._conn
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path,
-                timeout=self._busy_timeout_s,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            # NORMAL is durable against application crashes in WAL mode; a lost row after a power
-            # cut only costs one repeated request.
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-                "(key TEXT PRIMARY KEY, completion TEXT NOT NULL, created REAL NOT NULL)"
-            )
-        except (OSError, sqlite3.Error) as err:
-            raise ConfigError(
-                f"response cache file {str(self.path)!r} cannot be opened ({err}); set"
-                " FORKINGPATHS_CACHE_DIR to a writable folder or turn the cache off (--no-cache)"
-            ) from err
+        deadline = time.monotonic() + self._busy_timeout_s
+        while True:
+            conn = None
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=self._busy_timeout_s,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                # NORMAL is durable against application crashes in WAL mode; a lost row after a
+                # power cut only costs one repeated request.
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+                    "(key TEXT PRIMARY KEY, completion TEXT NOT NULL, created REAL NOT NULL)"
+                )
+                break
+            except sqlite3.OperationalError as err:
+                if conn is not None:
+                    conn.close()
+                # Processes opening a new file at once (Ray workers of one machine) can meet
+                # "locked" while one of them switches it to WAL, a step SQLite's busy timeout
+                # does not cover: try again until the timeout.
+                if "locked" in str(err) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                raise self._unopenable(err) from err
+            except (OSError, sqlite3.Error) as err:
+                if conn is not None:
+                    conn.close()
+                raise self._unopenable(err) from err
         self._conn = conn
         return conn
+
+    def _unopenable(self, err: Exception) -> ConfigError:
+        return ConfigError(
+            f"response cache file {str(self.path)!r} cannot be opened ({err}); set"
+            " FORKINGPATHS_CACHE_DIR to a writable folder or turn the cache off (--no-cache)"
+        )
 
     def _second(self) -> sqlite3.Connection | None:
         """The read-only connection to `also_read`, once that file exists with the table."""

@@ -17,7 +17,8 @@ against is `docs/dev/creativebench.md`. Where each part of the paper lives:
 - §4.2 Quality, "executed and validated inside a sandbox": `sandbox.py`, `sandbox_worker.py`
   (isolated warm workers and their verdicts) and `serve.py` (an AutoCodeBench-style /submit
   service); `references.py` runs a task file's reference solutions against their own tests
-  (`import --check`).
+  (`import --check`), and `batch.py` runs a file of programs through one warm pool
+  (`exec --batch`).
 - §4.2 Novelty, Eq. 3-5: `novelty.py` (embedding distance + canonical character 4-gram
   distance, with App. F's canonicalisation; offline and CodeXEmbed-style embedding backends).
 - §4.2 constraint compliance, App. B.1 (the judge of Table 10) and App. N (Table 21):
