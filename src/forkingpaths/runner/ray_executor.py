@@ -10,7 +10,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -503,6 +503,19 @@ class RayExecutor(Executor):
                 ray.kill(broker, no_restart=True)
             except Exception:
                 log.debug("limits broker already gone")
+
+
+@contextlib.contextmanager
+def joined_cluster(address: str | None) -> Iterator[None]:
+    """One connection to the cluster for several runs (a suite's): each run's RayExecutor finds
+    Ray joined and leaves it so, instead of joining and leaving per run (about 1.7 s each)."""
+    ray = _import_ray()
+    joined = RayExecutor(1, address=address)._connect(ray)
+    try:
+        yield
+    finally:
+        if joined:
+            ray.shutdown()
 
 
 async def _awaitable(ref: Any) -> Any:

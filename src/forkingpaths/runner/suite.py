@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from forkingpaths.report.compare import benchmark_tables, write_comparison
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import Table, calls_table, format_value, metric_cell, rich_table
 from forkingpaths.runner.local_suite import local_specs
+from forkingpaths.runner.ray_executor import joined_cluster
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.scoring import rescore_run
@@ -67,9 +69,15 @@ def run_suite(
         raise NameNotFound("suite", suite, list(SUITES))
 
     results = []
-    for spec in quick_specs() if suite == "quick" else local_specs():
-        result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir))
-        results.append(result)
+    cluster = (
+        joined_cluster(options.ray_address)
+        if options.executor == "ray"
+        else contextlib.nullcontext()
+    )
+    with cluster:
+        for spec in quick_specs() if suite == "quick" else local_specs():
+            result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir))
+            results.append(result)
 
     suite_dir = Path(runs_dir) / f"suite-{suite}"
     suite_dir.mkdir(parents=True, exist_ok=True)
