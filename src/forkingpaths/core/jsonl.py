@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,30 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
                 raise InvalidFile(f"{path}:{number}: expected a JSON object, got {shown(value)}")
             out.append(value)
     return out
+
+
+def read_json_objects(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`(line number, object)` of a JSONL file a person gave (labels, ratings, a batch),
+    blank lines skipped. Unlike `read_jsonl` nothing is repaired: a file that is missing or
+    unreadable (named as `what`), or a line that is not a JSON object, is an InvalidFile naming
+    `file:line` and what was there."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidFile(f"{what}: no file {str(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidFile(f"{what}: cannot read {str(path)!r}: {exc}") from None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise InvalidFile(f"{path}:{number}: not valid JSON ({exc})") from None
+        if not isinstance(value, dict):
+            raise InvalidFile(f"{path}:{number}: expected a JSON object, got {shown(value)}")
+        yield number, value
 
 
 def write_jsonl(path: Path, values: Iterable[Mapping[str, Any]]) -> None:

@@ -104,10 +104,13 @@ async def test_exec_batch_streams_each_verdict_once_its_predecessors_are_done(
 @pytest.mark.parametrize(
     ("content", "needle"),
     [
-        ('{"solution": "x"\n', "line 1: not JSON"),
-        ("[1, 2]\n", "line 1: expected a JSON object, got list"),
-        ('{"tests": "pass"}\n', "line 1: field 'solution': expected a string, got missing"),
-        ('{"solution": "x", "tests": 12}\n', "line 1: field 'tests': expected a string, got 12"),
+        ('{"solution": "x"\n', "rows.jsonl:1: not valid JSON"),
+        ("[1, 2]\n", "rows.jsonl:1: expected a JSON object, got [1, 2]"),
+        ('{"tests": "pass"}\n', "rows.jsonl:1: field 'solution': expected a string, got missing"),
+        (
+            '{"solution": "x", "tests": 12}\n',
+            "rows.jsonl:1: field 'tests': expected a string, got 12",
+        ),
         ('{"solution": "x", "tests": "y", "test": 1}\n', "unknown field 'test'; allowed: id"),
         (
             '{"solution": "x", "tests": "y", "timeout": -1}\n',
@@ -116,7 +119,7 @@ async def test_exec_batch_streams_each_verdict_once_its_predecessors_are_done(
         ('{"solution": "x", "tests": "y", "timeout": true}\n', "field 'timeout'"),
         (
             '\n{"solution": "x", "tests": "y"}\n{"solution": 3, "tests": "y"}\n',
-            "line 3: field 'solution'",
+            "rows.jsonl:3: field 'solution'",
         ),
         ("\n\n", "no rows"),
     ],
@@ -140,7 +143,7 @@ def test_bad_combinations_are_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     batch = _write(tmp_path / "rows.jsonl", _rows()[:1])
     (tmp_path / "s.py").write_text("x = 1\n")
     cases = {
-        "no such file": ["--batch", str(tmp_path / "absent.jsonl")],
+        "--batch: no file": ["--batch", str(tmp_path / "absent.jsonl")],
         "not both": ["--batch", str(batch), str(tmp_path / "s.py")],
         "--out and --workers go with --batch": [
             str(tmp_path / "s.py"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -11,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from forkingpaths.benchmarks.creativebench.sandbox import Sandbox
-from forkingpaths.core.errors import ConfigError
+from forkingpaths.core.errors import InvalidFile
+from forkingpaths.core.jsonl import read_json_objects
 
 ROW_FIELDS = {"solution", "tests", "id", "timeout"}
 """What a batch row may hold: `solution` and `tests` (strings, required), `id` (anything JSON,
@@ -30,35 +30,21 @@ class BatchRow:
 
 
 def read_batch(path: Path) -> list[BatchRow]:
-    """Every row of a JSON-lines batch file, checked before anything runs: a bad row is a
-    ConfigError naming its line, the field, the value and what is allowed."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"--batch {str(path)!r}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"--batch {str(path)!r}: unreadable ({err})") from None
+    """Every row of a JSON-lines batch file, checked before anything runs: a bad row is an
+    InvalidFile naming `file:line`, the field, the value and what is allowed."""
     rows = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise ConfigError(f"{where}: not JSON ({err.msg})") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    for number, data in read_json_objects(path, "--batch"):
+        where = f"{path}:{number}"
         unknown = sorted(set(data) - ROW_FIELDS)
         if unknown:
-            raise ConfigError(
+            raise InvalidFile(
                 f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(sorted(ROW_FIELDS))}"
             )
         for field in ("solution", "tests"):
             value = data.get(field)
             if not isinstance(value, str):
                 shown = "missing" if field not in data else f"{value!r}"[:60]
-                raise ConfigError(f"{where}: field {field!r}: expected a string, got {shown}")
+                raise InvalidFile(f"{where}: field {field!r}: expected a string, got {shown}")
         timeout = data.get("timeout")
         if timeout is not None and not (
             isinstance(timeout, int | float)
@@ -66,12 +52,12 @@ def read_batch(path: Path) -> list[BatchRow]:
             and math.isfinite(timeout)
             and timeout > 0
         ):
-            raise ConfigError(
+            raise InvalidFile(
                 f"{where}: field 'timeout': expected seconds > 0, got {timeout!r}"[:200]
             )
         rows.append(BatchRow(number, data["solution"], data["tests"], data.get("id"), timeout))
     if not rows:
-        raise ConfigError(f"--batch {str(path)!r}: no rows")
+        raise InvalidFile(f"--batch {str(path)!r}: no rows")
     return rows
 
 

@@ -29,7 +29,6 @@ agreement without any human-differing pair are None.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ import numpy as np
 
 from forkingpaths.benchmarks.escape.judge import CRITERIA, SCORE_RANGE, scores_from_object
 from forkingpaths.core.errors import InvalidFile, shown
+from forkingpaths.core.jsonl import read_json_objects
 from forkingpaths.core.records import EpisodeRecord
 from forkingpaths.runner.rundir import load_records
 
@@ -100,22 +100,8 @@ def load_human_scores(path: str | Path) -> list[HumanScore]:
     (comments, timestamps) are ignored. One annotator rating one item twice is refused.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidFile(f"human scores: no file {str(path)!r}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidFile(f"human scores: cannot read {str(path)!r}: {exc}") from None
     ratings: dict[ItemKey, list[tuple[int, str | None, dict[str, int]]]] = {}
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidFile(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InvalidFile(f"{path}:{lineno}: expected a JSON object, got {shown(row)}")
+    for lineno, row in read_json_objects(path, "human scores"):
         for name in ("instance_id", "attempt", "step", *CRITERIA):
             if name not in row:
                 raise InvalidFile(f"{path}:{lineno}: field {name!r} is missing")

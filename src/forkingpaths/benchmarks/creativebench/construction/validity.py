@@ -14,13 +14,13 @@ are kept: the labels filter, they do not sample.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from forkingpaths.core.errors import InvalidFile, shown
+from forkingpaths.core.jsonl import read_json_objects
 
 VALIDITY_FIELDS = ("file", "id", "valid", "reason", "annotator")
 """The fields of one label line, in the order the export writes them."""
@@ -48,24 +48,10 @@ def load_validity(path: str | Path) -> list[ValidityLabel]:
     `file:line`, the field and the value. One annotator labelling one instance twice is
     refused."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidFile(f"validity labels: no file {str(path)!r}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidFile(f"validity labels: cannot read {str(path)!r}: {exc}") from None
     labels: list[ValidityLabel] = []
     seen: dict[tuple[str, str, str], int] = {}
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for lineno, row in read_json_objects(path, "validity labels"):
         where = f"{path}:{lineno}"
-        try:
-            row = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidFile(f"{where}: not valid JSON ({exc})") from None
-        if not isinstance(row, dict):
-            raise InvalidFile(f"{where}: expected a JSON object, got {shown(row)}")
         for name in ("file", "id", "annotator"):
             value = row.get(name)
             if not isinstance(value, str) or not value:
