@@ -10,7 +10,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,21 +219,29 @@ class RayExecutor(Executor):
             if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) >= 1
         ]
 
+    def _missing(self, ray: Any, have: Mapping[str, int]) -> dict[str, int]:
+        """How many workers each live node with CPUs lacks: `workers_per_node` (at most one
+        per CPU) less the `have` it has."""
+        missing = {}
+        for node in self._worker_nodes(ray):
+            want = min(self.workers_per_node, int(node["Resources"]["CPU"]))
+            if want > have.get(node["NodeID"], 0):
+                missing[node["NodeID"]] = want - have.get(node["NodeID"], 0)
+        return missing
+
     async def _start_workers(
-        self, ray: Any, context: EpisodeContext, broker: Any, have: collections.Counter[str]
+        self, ray: Any, context: EpisodeContext, broker: Any, counts: Mapping[str, int]
     ) -> list[_Worker]:
-        """Actors on every live node with CPUs, up to `workers_per_node` each beside the `have`
-        it has; a node whose worker cannot start is left out (and named), unless none can."""
+        """`counts[node]` actors on each node; a node whose worker cannot start is left out
+        (and named), unless none can."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         actor_class = ray.remote(EpisodeWorker)
         env = {k: v for k, v in os.environ.items() if SHARED_ENV.match(k)}
         started: list[_Worker] = []
         try:
-            for node in self._worker_nodes(ray):
-                node_id = node["NodeID"]
-                count = min(self.workers_per_node, int(node["Resources"]["CPU"]))
-                for _ in range(count - have[node_id]):
+            for node_id, count in counts.items():
+                for _ in range(count):
                     actor = actor_class.options(
                         num_cpus=1,
                         max_concurrency=self.concurrency + 8,  # + close and ready beside them
@@ -308,7 +316,7 @@ class RayExecutor(Executor):
                 .options(num_cpus=0, max_concurrency=10_000, scheduling_strategy=here)
                 .remote()
             )
-            workers = await self._start_workers(ray, context, broker, collections.Counter())
+            workers = await self._start_workers(ray, context, broker, self._missing(ray, {}))
             if not workers:
                 raise ConfigError(
                     "the Ray cluster has no live node with a CPU to run episodes on "
@@ -362,18 +370,15 @@ class RayExecutor(Executor):
             nonlocal last_look
             last_look = time.monotonic()
             have = collections.Counter(w.node_id for w in workers)
-            wanted = {}
-            for node in self._worker_nodes(ray):
-                node_id = node["NodeID"]
-                want = min(self.workers_per_node, int(node["Resources"]["CPU"]))
-                if have[node_id] < want and tried[node_id] < MAX_WORKER_DEATHS:
-                    wanted[node_id] = want
-            if not wanted:
+            counts = {
+                node_id: n
+                for node_id, n in self._missing(ray, have).items()
+                if tried[node_id] < MAX_WORKER_DEATHS
+            }
+            if not counts:
                 return None
-            tried.update(wanted)
-            for node_id in {n["NodeID"] for n in self._worker_nodes(ray)} - wanted.keys():
-                have[node_id] = 1 << 30  # not this time
-            return asyncio.ensure_future(self._start_workers(ray, context, broker, have))
+            tried.update(counts.keys())
+            return asyncio.ensure_future(self._start_workers(ray, context, broker, counts))
 
         async def record(job: EpisodeJob, data: EpisodeRecord) -> None:
             if job.key in recorded:  # cannot happen by construction; never write a key twice
