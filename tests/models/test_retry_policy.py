@@ -13,7 +13,7 @@ from forkingpaths.core.errors import ConfigError, ModelError
 from forkingpaths.core.records import ModelOptions
 from forkingpaths.models.factory import make_model
 from forkingpaths.models.mockserver import MockServer
-from forkingpaths.models.openai_compat import classify_openai_error
+from forkingpaths.models.openai_compat import classify_http_error
 from forkingpaths.models.retry import (
     RetryPolicy,
     Verdict,
@@ -101,7 +101,7 @@ async def test_server_retry_after_becomes_the_retry_delay() -> None:
         await model.aclose()  # type: ignore[attr-defined]
     finally:
         await server.stop()
-    verdict = classify_openai_error(caught.value.__cause__)  # the SDK's RateLimitError
+    verdict = classify_http_error(caught.value.__cause__)  # the client's RateLimitError
     assert verdict == Verdict(retry=True, retry_after_s=7.0, throttled=True)  # a 429
     policy = RetryPolicy(base_delay_s=0.01, max_delay_s=30.0)
     assert policy.delay(0, random.Random(0), verdict.retry_after_s) == 7.0

@@ -11,12 +11,14 @@ import pydantic
 from forkingpaths.core.chat import Message, ModelParams
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.models.endpoints import LITELLM_MISSING, checked_base_url, litellm_api_key
+from forkingpaths.models.http_json import MalformedResponse
 from forkingpaths.models.openai_compat import (
-    MalformedResponse,
     RawAnswer,
     RemoteChatModel,
+    classify_openai_error,
     parse_chat_response,
 )
+from forkingpaths.models.retry import Verdict
 
 if TYPE_CHECKING:
     from forkingpaths.core.records import ModelOptions
@@ -67,6 +69,9 @@ class LiteLLMModel(RemoteChatModel):
         except (json.JSONDecodeError, UnicodeDecodeError, pydantic.ValidationError) as err:
             raise MalformedResponse(f"unreadable response body: {err}") from err
         return parse_chat_response(response)
+
+    def _classify(self, err: Exception) -> Verdict | None:
+        return classify_openai_error(err)
 
 
 def make_litellm(name: str, options: ModelOptions, runtime: ModelRuntime) -> LiteLLMModel:

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
+import os
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import openai
-import pydantic
 
 from forkingpaths.core.chat import ChatRequest, Completion, Message, ModelParams, Usage
 from forkingpaths.core.errors import ModelError
 from forkingpaths.models.cache import ResponseCache, cache_key
 from forkingpaths.models.endpoints import checked_base_url, openai_api_key, openai_compat_api_key
+from forkingpaths.models.http_json import (
+    APIConnectionError,
+    APIStatusError,
+    JSONEndpoint,
+    MalformedResponse,
+)
 from forkingpaths.models.limits import Limits
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.retry import Verdict, call_with_retries, retry_after_from_headers
@@ -26,22 +28,24 @@ if TYPE_CHECKING:
     from forkingpaths.core.records import ModelOptions
     from forkingpaths.models.runtime import ModelRuntime
 
+__all__ = ["MalformedResponse", "OpenAICompatModel", "RemoteChatModel", "classify_http_error"]
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+"""Where `openai/...` models send requests unless --base-url or $OPENAI_BASE_URL says otherwise."""
+
 # 408 and 409 are transient by HTTP semantics (request timeout, conflicting concurrent request).
 _RETRYABLE_4XX = frozenset({408, 409, 429})
 
 # How servers say a prompt is longer than the context window: OpenAI's error code, and the
-# messages of OpenAI, vLLM and llama.cpp's server.
+# messages of OpenAI, vLLM, llama-cpp-python's server and llama.cpp's own.
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
     "maximum context length",
     "exceed context window",
     "context window of",
     "longer than the model's context",
+    "exceeds the available context size",
 )
-
-
-class MalformedResponse(Exception):
-    """A 200 response whose body is not a chat completion (bad JSON, missing `choices`)."""
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,35 @@ class RawAnswer:
     finish_reason: str | None
 
 
+def status_verdict(status: int, headers: Iterable[tuple[str, str]] | None, text: str) -> Verdict:
+    """Retry verdict for an HTTP error status; `text` (error code and message) tells a prompt
+    over the context window apart from other refusals."""
+    if status >= 500 or status in _RETRYABLE_4XX:
+        after = retry_after_from_headers(headers) if headers is not None else None
+        return Verdict(retry=True, retry_after_s=after, throttled=status == 429)
+    return context_verdict(text)
+
+
+def context_verdict(text: str) -> Verdict:
+    """A refusal that is not retried; a prompt over the context window when `text` says so."""
+    lowered = text.lower()
+    return Verdict(retry=False, context_exceeded=any(m in lowered for m in _CONTEXT_MARKERS))
+
+
+def classify_http_error(err: Exception) -> Verdict | None:
+    """Retry verdict for the errors of forkingpaths' own HTTP client (`http_json`)."""
+    if isinstance(err, MalformedResponse | APIConnectionError):  # timeouts derive from the latter
+        return Verdict(retry=True)
+    if isinstance(err, APIStatusError):
+        return status_verdict(err.status_code, err.headers.items(), f"{err.code or ''} {err}")
+    return None
+
+
 def classify_openai_error(err: Exception) -> Verdict | None:
-    """Retry verdict for exceptions of the openai SDK (and of SDKs deriving from it: LiteLLM)."""
+    """Retry verdict for exceptions of the openai SDK and of SDKs deriving from it (LiteLLM)."""
+    # Deferred: only LiteLLM models raise SDK errors, and they have imported the SDK already.
+    import openai
+
     if isinstance(err, MalformedResponse | openai.APIResponseValidationError):
         return Verdict(retry=True)
     if isinstance(err, openai.APIConnectionError):  # APITimeoutError derives from it
@@ -63,13 +94,12 @@ def classify_openai_error(err: Exception) -> Verdict | None:
         return None
     # APIStatusError has a status code; so do some LiteLLM errors that derive only from APIError.
     status = getattr(err, "status_code", None)
-    if isinstance(status, int) and (status >= 500 or status in _RETRYABLE_4XX):
+    text = f"{getattr(err, 'code', '') or ''} {err}"
+    if isinstance(status, int):
         response = getattr(err, "response", None)
         headers = getattr(response, "headers", None)
-        after = retry_after_from_headers(headers.items()) if headers is not None else None
-        return Verdict(retry=True, retry_after_s=after, throttled=status == 429)
-    text = f"{getattr(err, 'code', '') or ''} {err}".lower()
-    return Verdict(retry=False, context_exceeded=any(m in text for m in _CONTEXT_MARKERS))
+        return status_verdict(status, headers.items() if headers is not None else None, text)
+    return context_verdict(text)
 
 
 def parse_chat_response(response: object) -> RawAnswer:
@@ -177,7 +207,7 @@ class RemoteChatModel(ABC):
         """One HTTP attempt; raises the transport's exceptions, judged by `_classify`."""
 
     def _classify(self, err: Exception) -> Verdict | None:
-        return classify_openai_error(err)
+        return classify_http_error(err)
 
     def _classify_and_report(self, err: Exception) -> Verdict | None:
         verdict = self._classify(err)
@@ -252,8 +282,13 @@ class RemoteChatModel(ABC):
 
 
 class OpenAICompatModel(RemoteChatModel):
-    """Chat completions over `openai.AsyncOpenAI`: OpenAI itself, vLLM, SGLang, Ollama, llama.cpp,
-    LM Studio, OpenRouter, DeepSeek... The SDK's own retries are off; ours apply."""
+    """Chat completions over forkingpaths' thin aiohttp client: OpenAI itself, vLLM, SGLang,
+    Ollama, llama.cpp, LM Studio, OpenRouter, DeepSeek...
+
+    Not the openai SDK: its request building, transport and response validation cost ~2.5 ms of
+    CPU per call, which made the client, not the server, the limit of a run with many episodes
+    in flight (benchmarks/bench_harness_overhead.py, bench_concurrency.py). The bytes sent are
+    those the SDK sends for the same call (tests/models/test_openai_wire.py)."""
 
     def __init__(
         self,
@@ -269,81 +304,51 @@ class OpenAICompatModel(RemoteChatModel):
         super().__init__(name, base_url=base_url, runtime=runtime, prices=prices)
         self.model_name = model_name
         """Model name sent in the request body."""
-        self._api_key = api_key
-        self._timeout_s = runtime.request_timeout_s
         self._max_tokens_field = max_tokens_field
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._endpoint = JSONEndpoint(
+            base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL,
+            api_key=api_key,
+            timeout_s=runtime.request_timeout_s,
+            headers=openai_account_headers(),
+        )
 
-    def _current_client(self) -> openai.AsyncOpenAI:
-        # The HTTP connection pool belongs to the loop it was opened on: one client per loop,
-        # created on first use so the model can be built outside any loop.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key,
-                max_retries=0,
-                timeout=self._timeout_s,
-                http_client=_http_client(self._timeout_s),
-            )
-            self._client_loop = loop
-        return self._client
+    @property
+    def endpoint_url(self) -> str:
+        """The base URL requests go to (`base_url`, or OpenAI's when that is None)."""
+        return self._endpoint.base_url
 
     def request_body(self, messages: list[Message], params: ModelParams) -> dict[str, Any]:
-        """Keyword arguments of `chat.completions.create` for this request (unset params omitted,
-        so the server's defaults apply)."""
+        """The JSON body of this request (unset params omitted, so the server's defaults apply;
+        `params.extra` merged in last, as the SDK merges `extra_body`)."""
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             **params.request_fields(self._max_tokens_field),
         }
         if params.extra:
-            body["extra_body"] = dict(params.extra)
+            body.update(params.extra)
         return body
 
     async def _send(self, messages: list[Message], params: ModelParams) -> RawAnswer:
-        client = self._current_client()
-        try:
-            response = await client.chat.completions.create(
-                **skip_sdk_transform(self.request_body(messages, params))
-            )
-        except (json.JSONDecodeError, UnicodeDecodeError, pydantic.ValidationError) as err:
-            raise MalformedResponse(f"unreadable response body: {err}") from err
+        response = await self._endpoint.post(
+            "/chat/completions", self.request_body(messages, params)
+        )
         return parse_chat_response(response)
 
     async def aclose(self) -> None:
-        if self._client is not None and self._client_loop is asyncio.get_running_loop():
-            await self._client.close()
-        self._client, self._client_loop = None, None
+        await self._endpoint.aclose()
         await super().aclose()
 
 
-def _http_client(timeout_s: float) -> Any:
-    """The SDK's aiohttp transport (the `openai[aiohttp]` extra, a core dependency here).
-
-    With the default httpx transport the client spends CPU per request in proportion to the
-    open connections, which at 64 episodes in flight made the client, not the model, the
-    bottleneck (benchmarks/bench_concurrency.py). None falls back to the SDK's default.
-    """
-    try:
-        return openai.DefaultAioHttpClient(timeout=timeout_s)
-    except RuntimeError:  # the extra is missing: the SDK's default transport still works
-        return None
-
-
-def skip_sdk_transform(body: dict[str, Any]) -> dict[str, Any]:
-    """Move the already wire-format `messages` into `extra_body`, leaving `[]` in their slot.
-
-    The SDK walks typed kwargs against its params types before sending; for long conversations
-    that walk costs ~10 ms of CPU per call (measured: 96 calls/s at full ReAct histories) while
-    changing nothing in plain role/content dicts. `extra_body` is merged into the JSON after the
-    walk, so the bytes sent are the same and the cost disappears. Caller extra_body keys win,
-    as they do without the move.
-    """
-    moved = dict(body)
-    extra = {"messages": moved.pop("messages"), **moved.pop("extra_body", {})}
-    return {**moved, "messages": [], "extra_body": extra}
+def openai_account_headers() -> dict[str, str]:
+    """The organization and project headers the openai SDK sends when $OPENAI_ORG_ID and
+    $OPENAI_PROJECT_ID are set (requests are billed to them)."""
+    headers = {}
+    if org := os.environ.get("OPENAI_ORG_ID"):
+        headers["OpenAI-Organization"] = org
+    if project := os.environ.get("OPENAI_PROJECT_ID"):
+        headers["OpenAI-Project"] = project
+    return headers
 
 
 def make_openai(name: str, options: ModelOptions, runtime: ModelRuntime) -> OpenAICompatModel:

@@ -41,7 +41,6 @@ import ast
 import asyncio
 import importlib.util
 import io
-import json
 import keyword
 import math
 import os
@@ -53,20 +52,18 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import pydantic
 
 from forkingpaths.core.errors import ConfigError, ModelError, NameNotFound, shown
 from forkingpaths.core.records import ModelOptions
 from forkingpaths.models.endpoints import checked_base_url, openai_compat_api_key
+from forkingpaths.models.http_json import JSONEndpoint, MalformedResponse
 from forkingpaths.models.limits import RequestLimits
+from forkingpaths.models.openai_compat import classify_http_error
 from forkingpaths.models.retry import Verdict, call_with_retries
 from forkingpaths.models.runtime import ModelRuntime
-
-if TYPE_CHECKING:
-    import openai
 
 NGRAM = 4
 """Character n-gram length of the lexical term (the paper's G_4)."""
@@ -477,9 +474,9 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
 class OpenAICompatEmbeddings:
     """`openai-compat/<model>`: POST {base_url}/embeddings with `{"model", "input": [...]}`.
 
-    Uses `openai.AsyncOpenAI(...).embeddings.create` (the SDK's own retries off; the project's
-    `RetryPolicy` from `runtime` applies, with the chat models' error classification) under the
-    runtime's concurrency and rate limits. Texts go in batches of `batch_size`. Blank texts are
+    Sent through the chat models' thin HTTP client (`models.http_json`), with the project's
+    `RetryPolicy` from `runtime` and the chat models' error classification, under the runtime's
+    concurrency and rate limits. Texts go in batches of `batch_size`. Blank texts are
     not sent (OpenAI refuses empty input) and get a zero vector. The key comes from the
     environment variable `api_key_env` names (required when named); without one, the placeholder
     key local servers accept is sent.
@@ -508,58 +505,28 @@ class OpenAICompatEmbeddings:
         runtime = runtime if runtime is not None else ModelRuntime(cache=False)
         self._retry_policy = runtime.retry_policy()
         self._rng = random.Random(runtime.jitter_seed)
-        self._timeout_s = runtime.request_timeout_s
         self._limits = RequestLimits(runtime.concurrency, runtime.requests_per_minute)
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-
-    def _current_client(self) -> openai.AsyncOpenAI:
-        # Deferred: the openai SDK takes about 0.5 s to import and only this backend needs it.
-        import openai
-
-        # The connection pool belongs to the loop it was opened on, as for the chat client.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            try:
-                http_client = openai.DefaultAioHttpClient(timeout=self._timeout_s)
-            except RuntimeError:  # the aiohttp extra is missing: the SDK default still works
-                http_client = None
-            self._client = openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key,
-                max_retries=0,
-                timeout=self._timeout_s,
-                http_client=http_client,
-            )
-            self._client_loop = loop
-        return self._client
+        self._endpoint = JSONEndpoint(
+            self.base_url or "", api_key=self._api_key, timeout_s=runtime.request_timeout_s
+        )
 
     async def _send(self, batch: list[str]) -> list[list[float]]:
-        # Deferred: models.openai_compat imports the openai SDK (about 0.5 s).
-        from forkingpaths.models.openai_compat import MalformedResponse
-
-        client = self._current_client()
-        try:
-            response = await client.embeddings.create(
-                model=self.model, input=batch, encoding_format="float"
-            )
-        except (json.JSONDecodeError, UnicodeDecodeError, pydantic.ValidationError) as err:
-            raise MalformedResponse(f"unreadable embeddings body: {err}") from err
-        data = getattr(response, "data", None)
+        response = await self._endpoint.post(
+            "/embeddings", {"model": self.model, "input": batch, "encoding_format": "float"}
+        )
+        data = response.get("data") if isinstance(response, dict) else None
         if not isinstance(data, list) or len(data) != len(batch):
             count = len(data) if isinstance(data, list) else "no"
             raise MalformedResponse(f"{count} embeddings returned for {len(batch)} inputs")
-        ordered = sorted(data, key=lambda item: getattr(item, "index", 0) or 0)
-        vectors = [list(getattr(item, "embedding", None) or []) for item in ordered]
+        items = [item if isinstance(item, dict) else {} for item in data]
+        ordered = sorted(items, key=lambda item: _int_or_zero(item.get("index")))
+        vectors = [_floats(item.get("embedding")) for item in ordered]
         if not vectors[0] or any(len(v) != len(vectors[0]) for v in vectors):
             raise MalformedResponse("embeddings are empty or of different sizes")
         return vectors
 
     def _classify(self, err: Exception) -> Verdict | None:
-        # Deferred: models.openai_compat imports the openai SDK (about 0.5 s).
-        from forkingpaths.models.openai_compat import classify_openai_error
-
-        return classify_openai_error(err)
+        return classify_http_error(err)
 
     async def _send_with_retries(self, batch: list[str]) -> list[list[float]]:
         async def attempt() -> list[list[float]]:
@@ -592,12 +559,23 @@ class OpenAICompatEmbeddings:
 
     async def aclose(self) -> None:
         """Close the HTTP client (it reopens on demand)."""
-        if self._client is not None and self._client_loop is asyncio.get_running_loop():
-            await self._client.close()
-        self._client, self._client_loop = None, None
+        await self._endpoint.aclose()
 
     def __repr__(self) -> str:
         return f"OpenAICompatEmbeddings({self.model!r}, base_url={self.base_url!r})"
+
+
+def _int_or_zero(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _floats(value: object) -> list[float]:
+    """An embedding as floats; anything else is empty (and refused as malformed by the caller)."""
+    if not isinstance(value, list) or not all(
+        isinstance(x, int | float) and not isinstance(x, bool) for x in value
+    ):
+        return []
+    return [float(x) for x in value]
 
 
 SENTENCE_TRANSFORMERS_MISSING = (

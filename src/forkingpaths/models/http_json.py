@@ -1,0 +1,175 @@
+"""A thin aiohttp client for OpenAI-compatible JSON endpoints, and the errors it raises."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from forkingpaths.core.version import __version__
+
+
+class APIError(Exception):
+    """A failed request to an OpenAI-compatible endpoint (named like the openai SDK's errors,
+    so messages read the same whichever client sent the request)."""
+
+
+class APIConnectionError(APIError):
+    """The request got no HTTP answer: connection refused or dropped, DNS failure."""
+
+
+class APITimeoutError(APIConnectionError):
+    """No complete answer within the request timeout."""
+
+
+class APIStatusError(APIError):
+    """The server answered with a status other than 2xx."""
+
+    def __init__(self, status_code: int, body: object, headers: Mapping[str, str]) -> None:
+        super().__init__(f"Error code: {status_code} - {body}")
+        self.status_code = status_code
+        self.body = body
+        """The error body, parsed as JSON when it is JSON, else its text."""
+        self.headers = headers
+        error = body.get("error") if isinstance(body, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
+        self.code: str | None = code if isinstance(code, str) else None
+        """The machine-readable error code of OpenAI-style bodies (`context_length_exceeded`)."""
+
+
+class BadRequestError(APIStatusError):
+    """HTTP 400."""
+
+
+class AuthenticationError(APIStatusError):
+    """HTTP 401."""
+
+
+class PermissionDeniedError(APIStatusError):
+    """HTTP 403."""
+
+
+class NotFoundError(APIStatusError):
+    """HTTP 404."""
+
+
+class ConflictError(APIStatusError):
+    """HTTP 409."""
+
+
+class UnprocessableEntityError(APIStatusError):
+    """HTTP 422."""
+
+
+class RateLimitError(APIStatusError):
+    """HTTP 429."""
+
+
+class InternalServerError(APIStatusError):
+    """HTTP 5xx."""
+
+
+_STATUS_ERRORS: dict[int, type[APIStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: UnprocessableEntityError,
+    429: RateLimitError,
+}
+
+
+def status_error(status: int, raw: bytes, headers: Mapping[str, str]) -> APIStatusError:
+    """The APIStatusError for a non-2xx answer (its body parsed as JSON when it is JSON)."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        body: object = json.loads(text)
+    except ValueError:
+        body = text
+    kind = _STATUS_ERRORS.get(status) or (InternalServerError if status >= 500 else APIStatusError)
+    return kind(status, body, headers)
+
+
+class MalformedResponse(APIError):
+    """A 2xx answer whose body is not a chat completion (not JSON, missing `choices`)."""
+
+
+def encode_json(body: Any) -> bytes:
+    """Request bytes as the openai SDK writes them (httpx's settings): compact, UTF-8, no NaN."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+class JSONEndpoint:
+    """POSTs JSON to one OpenAI-compatible base URL and returns the parsed answer.
+
+    One aiohttp session per event loop (a connection pool belongs to the loop that opened it),
+    made on first use so the endpoint can be built outside any loop. The pool itself is
+    unbounded: callers bound concurrency with their own limits, which Ray shares across nodes.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None,
+        timeout_s: float,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"forkingpaths/{__version__}",
+            **({"Authorization": f"Bearer {api_key}"} if api_key else {}),
+            **(headers or {}),
+        }
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+
+    def _current_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session_loop is not loop or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=self._timeout,
+                headers=self._headers,
+                # Nothing here reads cookies; a jar would only cost time per response.
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+            self._session_loop = loop
+        return self._session
+
+    async def post(self, path: str, body: Any) -> Any:
+        """POST `body` as JSON to `base_url + path`; the parsed JSON answer of a 2xx response.
+
+        Raises APIStatusError (by status) for other answers, APITimeoutError and
+        APIConnectionError when none came, MalformedResponse for a 2xx body that is not JSON.
+        """
+        session = self._current_session()
+        url = self.base_url + path
+        try:
+            async with session.post(url, data=encode_json(body)) as response:
+                raw = await response.read()
+                status = response.status
+                if status >= 300:
+                    raise status_error(status, raw, response.headers)
+        except TimeoutError as err:
+            raise APITimeoutError(f"no answer from {url} within {self._timeout.total} s") from err
+        except aiohttp.ClientError as err:
+            raise APIConnectionError(f"connection to {url} failed: {err}") from err
+        try:
+            return json.loads(raw)
+        except ValueError as err:  # JSONDecodeError and UnicodeDecodeError both derive from it
+            raise MalformedResponse(f"unreadable response body: {err}") from err
+
+    async def aclose(self) -> None:
+        """Close the session of the running loop (one of another loop cannot be closed here)."""
+        session, self._session = self._session, None
+        loop, self._session_loop = self._session_loop, None
+        if session is not None and loop is asyncio.get_running_loop():
+            await session.close()
