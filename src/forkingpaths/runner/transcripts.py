@@ -88,6 +88,10 @@ class TextStore:
         call keeps `messages_ref`, the id of its last message."""
         known = self._ids()
         new: dict[str, dict[str, Any]] = {}
+        # Each call of an episode repeats the history before it: a message already addressed in
+        # this record under the same parent is not chunked and hashed again (it was 35% of the
+        # runner's CPU at full ReAct histories, quadratic in episode length).
+        addressed: dict[tuple[str | None, str, str], str] = {}
         for step in record.get("steps", ()):
             for call in step.get("calls", ()):
                 messages = call.get("messages")
@@ -95,6 +99,10 @@ class TextStore:
                     continue
                 parent: str | None = None
                 for message in messages:
+                    seen = (parent, message["role"], message["content"])
+                    if (mid := addressed.get(seen)) is not None:
+                        parent = mid
+                        continue
                     chunk_ids = []
                     for chunk in split_chunks(message["content"]):
                         cid = chunk_id(chunk)
@@ -109,7 +117,7 @@ class TextStore:
                             "role": message["role"],
                             "chunks": chunk_ids,
                         }
-                    parent = mid
+                    addressed[seen] = parent = mid
                 call["messages"], call["messages_ref"] = [], parent
         if not new:
             return
