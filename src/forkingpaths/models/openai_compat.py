@@ -322,7 +322,9 @@ class OpenAICompatModel(RemoteChatModel):
         `params.extra` merged in last, as the SDK merges `extra_body`)."""
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            # A frozen Message's __dict__ is exactly {"role", "content"}: serialized as it is,
+            # not copied per call (a call resends the whole history; copying it was 80 us).
+            "messages": [m.__dict__ for m in messages],
             **params.request_fields(self._max_tokens_field),
         }
         if params.extra:
