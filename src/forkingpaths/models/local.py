@@ -22,14 +22,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forkingpaths.core.chat import Completion, Message, ModelParams
 from forkingpaths.core.errors import ConfigError, ModelError, shown
 from forkingpaths.core.records import ModelOptions
 from forkingpaths.models.endpoints import PLACEHOLDER_KEY
-from forkingpaths.models.openai_compat import OpenAICompatModel
 from forkingpaths.models.runtime import ModelRuntime
+
+if TYPE_CHECKING:
+    from forkingpaths.models.openai_compat import OpenAICompatModel
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +269,9 @@ class LocalModel:
         self._starting = asyncio.Lock()
 
     async def _ready(self) -> OpenAICompatModel:
+        # Deferred: aiohttp's client takes ~0.1 s to import; checking a local model needs none.
+        from forkingpaths.models.openai_compat import OpenAICompatModel
+
         async with self._starting:
             if self._client is None:
                 server = LlamaServer(self.settings, self.name.removeprefix("local/"))

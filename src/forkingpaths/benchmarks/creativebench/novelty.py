@@ -59,9 +59,7 @@ import numpy as np
 from forkingpaths.core.errors import ConfigError, ModelError, NameNotFound, shown
 from forkingpaths.core.records import ModelOptions
 from forkingpaths.models.endpoints import checked_base_url, openai_compat_api_key
-from forkingpaths.models.http_json import JSONEndpoint, MalformedResponse
 from forkingpaths.models.limits import RequestLimits
-from forkingpaths.models.openai_compat import classify_http_error
 from forkingpaths.models.retry import Verdict, call_with_retries
 from forkingpaths.models.runtime import ModelRuntime
 
@@ -506,11 +504,16 @@ class OpenAICompatEmbeddings:
         self._retry_policy = runtime.retry_policy()
         self._rng = random.Random(runtime.jitter_seed)
         self._limits = RequestLimits(runtime.concurrency, runtime.requests_per_minute)
+        # Deferred: aiohttp's client takes ~0.1 s to import; only this backend needs it.
+        from forkingpaths.models.http_json import JSONEndpoint
+
         self._endpoint = JSONEndpoint(
             self.base_url or "", api_key=self._api_key, timeout_s=runtime.request_timeout_s
         )
 
     async def _send(self, batch: list[str]) -> list[list[float]]:
+        from forkingpaths.models.http_json import MalformedResponse
+
         response = await self._endpoint.post(
             "/embeddings", {"model": self.model, "input": batch, "encoding_format": "float"}
         )
@@ -526,6 +529,8 @@ class OpenAICompatEmbeddings:
         return vectors
 
     def _classify(self, err: Exception) -> Verdict | None:
+        from forkingpaths.models.openai_compat import classify_http_error
+
         return classify_http_error(err)
 
     async def _send_with_retries(self, batch: list[str]) -> list[list[float]]:
