@@ -12,6 +12,11 @@ transitions; when several transitions of a state match an apply or input, the fi
 order takes it; real transitions take precedence over feedback transitions. Feedback on an
 invalid action tells no more than the observation shows: a hidden object reads like one that
 does not exist, and canonical text spells only visible names as the scenario does.
+
+Speed: what the agent sees is rendered once per scene and world state (`View`, dropped when
+the world changes), and a step that leaves the world as it was is remembered by (scene, text):
+the same text in the same scene and world gives the same result, so it is not parsed and
+played again. Both caches are emptied by every step that changes the world and by `restore`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Literal
 
 from forkingpaths.benchmarks.escape.actions import (
     USAGE,
+    ActionCall,
     ActionKind,
     action_key,
     call_key,
@@ -32,7 +38,7 @@ from forkingpaths.benchmarks.escape.actions import (
     parse_action,
     tidy,
 )
-from forkingpaths.benchmarks.escape.schema import Item, Scenario, Transition
+from forkingpaths.benchmarks.escape.schema import Scenario, Scene, Transition
 from forkingpaths.core.errors import ConfigError
 
 BAG = -1
@@ -55,12 +61,15 @@ BLOCKED = (
     "Try a different approach."
 )
 NOTHING = "Nothing happens."
+MEMO_LIMIT = 4096
+"""Remembered (scene, text) results per game before they are dropped all at once (bounds the
+memory a model that never repeats itself could fill)."""
 
 
 # ---- results ----
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ActionResult:
     """What one `EscapeGame.step` did."""
 
@@ -88,6 +97,40 @@ class ActionResult:
     """Tools that entered the bag at this step."""
     changed: bool = False
     """The world state (position excluded) changed."""
+
+    def __init__(
+        self,
+        action: str | None,
+        kind: ActionKind | None,
+        target: str | None,
+        valid: bool,
+        success: bool,
+        response: str,
+        checkpoint: bool = False,
+        game_end: bool = False,
+        forbidden: bool = False,
+        collected: tuple[str, ...] = (),
+        changed: bool = False,
+    ) -> None:
+        # One result per step: the generated frozen __init__ sets its 11 fields one
+        # object.__setattr__ at a time, three times slower than setting the dict at once.
+        object.__setattr__(
+            self,
+            "__dict__",
+            {
+                "action": action,
+                "kind": kind,
+                "target": target,
+                "valid": valid,
+                "success": success,
+                "response": response,
+                "checkpoint": checkpoint,
+                "game_end": game_end,
+                "forbidden": forbidden,
+                "collected": collected,
+                "changed": changed,
+            },
+        )
 
 
 def _invalid(action: str | None, kind: ActionKind | None, response: str) -> ActionResult:
@@ -119,6 +162,29 @@ class EscapeState:
     """`EscapeGame.fingerprint()`: per item, tool, scene and transition, every flag and index."""
 
 
+@dataclass(frozen=True, slots=True)
+class View:
+    """What the agent sees in one scene of one world state (`EscapeGame.view`), rendered once
+    and returned again until the world changes."""
+
+    scene: str
+    items: tuple[str, ...]
+    """Visible, interactable items of the scene."""
+    scene_tools: tuple[str, ...]
+    """Visible tools lying in the scene."""
+    moves: tuple[tuple[str, str], ...]
+    """(label, scene) per relation to a visible scene."""
+    valid_scene_names: tuple[str, ...]
+    """Names of the visible neighbouring scenes, each once."""
+    bag: tuple[str, ...]
+    """Tool names in the bag, in collection order."""
+    bag_tools: tuple[tuple[str, str], ...]
+    """(name, current desc) per tool in the bag."""
+    scene_description: str
+    possible_actions: str
+    tools_in_bag: str
+
+
 class EscapeGame:
     """One playthrough of a `Scenario` (rules: `docs/dev/escape-engine.md` §2)."""
 
@@ -146,6 +212,19 @@ class EscapeGame:
         self._scene_vis = [scene.visible for scene in scenario.scenes]
         self._bag: list[int] = []
         self._changed = False
+        self._text: _Text | None = None
+        """The scenario's text as views show it, built at the first view."""
+        self._views: dict[int, View] = {}
+        """Rendered views of the current world by scene index."""
+        self._bag_view: tuple[tuple[str, ...], tuple[tuple[str, str], ...], str] | None = None
+        """The bag's part of the views of the current world."""
+        self._memo: dict[tuple[int, str], tuple[ActionResult, int]] = {}
+        """(scene, action text) -> (result, scene after) of steps that left the world as it was."""
+        self._parsed: dict[str, tuple[ActionCall, tuple[str, ...]] | None] = {}
+        """Action text -> its `parse_action` call and the call's names folded (`fold_name`), or
+        None when it is no action (the world does not matter to parsing)."""
+        self._scene_keys = [fold_name(scene.name) for scene in scenario.scenes]
+        self._tool_keys = [fold_name(tool.name) for tool in scenario.tools]
 
     # ---- properties ----
 
@@ -166,8 +245,7 @@ class EscapeGame:
     @property
     def bag(self) -> list[str]:
         """Tool names in the bag, in collection order."""
-        tools = self._s.tools
-        return [tools[t].name for t in self._bag]
+        return list(self._bag_part()[0])
 
     @property
     def game_over(self) -> bool:
@@ -205,6 +283,13 @@ class EscapeGame:
             self._scene_vis,
             self._bag,
         ) = map(list, state.world)
+        self._world_changed()
+
+    def _world_changed(self) -> None:
+        """Drop what was rendered or remembered for the world as it was."""
+        self._views.clear()
+        self._bag_view = None
+        self._memo.clear()
 
     def fingerprint(self) -> tuple[tuple[int, ...], ...]:
         """The world state without the current scene: equal fingerprints, equal worlds."""
@@ -237,30 +322,64 @@ class EscapeGame:
     def step(self, action: str, *, forbidden: Collection[str] = ()) -> ActionResult:
         """Play one action. `forbidden` holds action keys (or actions) refused before
         execution in this attempt."""
+        if forbidden or type(action) is not str:
+            result = self._play(action, forbidden)
+            if result.changed:
+                self._world_changed()
+            return result
+        key = (self._scene, action)
+        hit = self._memo.get(key)
+        if hit is not None:
+            self._scene = hit[1]
+            return hit[0]
+        result = self._play(action, forbidden)
+        if result.changed:
+            self._world_changed()
+        else:
+            memo = self._memo
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = (result, self._scene)
+        return result
+
+    def _read(self, action: str) -> tuple[ActionCall, tuple[str, ...]] | None:
+        """`parse_action(action)` and its names folded, cached by text."""
+        cache = self._parsed
+        if action in cache:
+            return cache[action]
         parsed = parse_action(action)
-        if parsed is None:
+        entry = None if parsed is None else (parsed, tuple(map(fold_name, parsed.args)))
+        if len(cache) >= MEMO_LIMIT:
+            cache.clear()
+        cache[action] = entry
+        return entry
+
+    def _play(self, action: str, forbidden: Collection[str]) -> ActionResult:
+        entry = self._read(action) if type(action) is str else None
+        if entry is None:
             return _invalid(None, None, _unrecognised(action))
+        parsed, keys = entry
         kind, args = parsed.kind, parsed.args
-        names = self._canonical(kind, args)
+        names = self._canonical(kind, args, keys)
         canonical = format_action(kind, names)
         if self._over:
             return _invalid(canonical, kind, "The game is over.")
         if forbidden:
-            keys = {action_key(f) or f for f in forbidden}
-            if call_key(kind, names) in keys:
+            refused = {action_key(f) or f for f in forbidden}
+            if call_key(kind, names) in refused:
                 return ActionResult(canonical, kind, None, False, False, BLOCKED, forbidden=True)
         self._changed = False
         if kind == "click":
-            return self._click(canonical, args[0])
+            return self._click(canonical, args[0], keys[0])
         if kind == "apply":
-            return self._apply(canonical, args[0], args[1])
+            return self._apply(canonical, args[0], keys[0], args[1], keys[1])
         if kind == "input":
-            return self._input(canonical, args[0].strip(), args[1])
+            return self._input(canonical, args[0].strip(), args[1], keys[1])
         if kind == "craft":
-            return self._craft(canonical, args[0], args[1])
-        return self._move(canonical, args[0])
+            return self._craft(canonical, args[0], keys[0], args[1], keys[1])
+        return self._move(canonical, args[0], keys[0])
 
-    def _canonical(self, kind: str, args: tuple[str, ...]) -> list[str]:
+    def _canonical(self, kind: str, args: tuple[str, ...], keys: tuple[str, ...]) -> list[str]:
         """Names spelt as in the scenario for what the agent can see now (an item or tool in
         view here, a bag tool, a visible neighbour, the current scene) and as typed otherwise,
         so that the canonical text never confirms that something hidden exists."""
@@ -271,13 +390,13 @@ class EscapeGame:
             if kind == "input" and i == 0:
                 out.append(arg.strip())
                 continue
-            key = fold_name(arg)
+            key = keys[i]
             name = None
             if kind == "move":
                 dest = s.move_ids[here].get(key, -1)
                 if dest >= 0 and self._scene_vis[dest]:
                     name = s.scenes[dest].name
-                elif key == fold_name(s.scenes[here].name):
+                elif key == self._scene_keys[here]:
                     name = s.scenes[here].name
             else:
                 item = self._item_in_view(key)
@@ -300,21 +419,22 @@ class EscapeGame:
             return index
         return -1
 
-    def _here_item(self, name: str) -> int:
-        """Index of a visible, interactable item of the current scene, else -1."""
-        index = self._item_in_view(fold_name(name))
+    def _here_item(self, key: str) -> int:
+        """Index of a visible, interactable item of the current scene named `key` (folded),
+        else -1."""
+        index = self._item_in_view(key)
         return index if index >= 0 and self._item_int[index] else -1
 
-    def _bag_tool(self, name: str) -> int:
-        index = self._s.tool_ids.get(fold_name(name), -1)
+    def _bag_tool(self, key: str) -> int:
+        index = self._s.tool_ids.get(key, -1)
         return index if index >= 0 and self._tool_loc[index] == BAG else -1
 
-    def _click(self, canonical: str, name: str) -> ActionResult:
+    def _click(self, canonical: str, name: str, key: str) -> ActionResult:
         s = self._s
-        index = self._here_item(name)
+        index = self._here_item(key)
         if index >= 0:
             return self._click_item(canonical, index)
-        tool = s.tool_ids.get(fold_name(name), -1)
+        tool = s.tool_ids.get(key, -1)
         if tool >= 0 and self._tool_loc[tool] == self._scene and self._tool_vis[tool]:
             self._collect(tool)
             tool_name = s.tools[tool].name
@@ -330,14 +450,13 @@ class EscapeGame:
             )
         if tool >= 0 and self._tool_loc[tool] == BAG:
             return _invalid(canonical, "click", f"The {s.tools[tool].name} is already in your bag.")
-        return self._no_item(canonical, "click", name)
+        return self._no_item(canonical, "click", name, key)
 
-    def _no_item(self, canonical: str, kind: ActionKind, name: str) -> ActionResult:
-        """Why `name` is no target here, telling only what the observation already shows: an
-        item in view that is not interactable, a tool (to be crafted, not applied to), or
-        nothing of that name here."""
+    def _no_item(self, canonical: str, kind: ActionKind, name: str, key: str) -> ActionResult:
+        """Why `name` (folded: `key`) is no target here, telling only what the observation
+        already shows: an item in view that is not interactable, a tool (to be crafted, not
+        applied to), or nothing of that name here."""
         s = self._s
-        key = fold_name(name)
         index = self._item_in_view(key)
         if index >= 0:
             return _invalid(
@@ -399,19 +518,20 @@ class EscapeGame:
             text += " " + state.neg_reward
         return ActionResult(canonical, "click", item.name, True, False, text)
 
-    def _apply(self, canonical: str, tool_name: str, item_name: str) -> ActionResult:
+    def _apply(
+        self, canonical: str, tool_name: str, tool_key: str, item_name: str, item_key: str
+    ) -> ActionResult:
         s = self._s
-        tool = self._bag_tool(tool_name)
+        tool = self._bag_tool(tool_key)
         if tool < 0:
             return _invalid(canonical, "apply", f"{tidy(tool_name)!r} is not in your bag.")
-        index = self._here_item(item_name)
+        index = self._here_item(item_key)
         if index < 0:
-            return self._no_item(canonical, "apply", item_name)
+            return self._no_item(canonical, "apply", item_name, item_key)
         t_def = s.tools[tool]
         item = s.items[index]
         t_state = t_def.states[self._tool_state[tool]]
         used = self._tool_applied[tool]
-        item_key = fold_name(item.name)
         slot = -1
         for k, key in enumerate(t_state.apply_to_keys):
             if key == item_key and not (used >> k) & 1:
@@ -454,10 +574,10 @@ class EscapeGame:
                 return ActionResult(canonical, "apply", item.name, True, False, tr.reward)
         return self._nothing(canonical, "apply", item.name, state.neg_reward)
 
-    def _input(self, canonical: str, text: str, item_name: str) -> ActionResult:
-        index = self._here_item(item_name)
+    def _input(self, canonical: str, text: str, item_name: str, item_key: str) -> ActionResult:
+        index = self._here_item(item_key)
         if index < 0:
-            return self._no_item(canonical, "input", item_name)
+            return self._no_item(canonical, "input", item_name, item_key)
         item = self._s.items[index]
         state = item.states[self._item_state[index]]
         sat = self._sat
@@ -492,13 +612,20 @@ class EscapeGame:
                 return ActionResult(canonical, "input", item.name, True, False, tr.reward)
         return self._nothing(canonical, "input", item.name, state.neg_reward)
 
-    def _craft(self, canonical: str, base_name: str, ingredient_name: str) -> ActionResult:
-        base = self._bag_tool(base_name)
+    def _craft(
+        self,
+        canonical: str,
+        base_name: str,
+        base_key: str,
+        ingredient_name: str,
+        ingredient_key: str,
+    ) -> ActionResult:
+        base = self._bag_tool(base_key)
         if base < 0:
             return _invalid(canonical, "craft", f"{tidy(base_name)!r} is not in your bag.")
-        ingredient = self._bag_tool(ingredient_name)
+        ingredient = self._bag_tool(ingredient_key)
         if ingredient < 0:
-            item = self._item_in_view(fold_name(ingredient_name))
+            item = self._item_in_view(ingredient_key)
             if item >= 0:
                 return _invalid(
                     canonical,
@@ -522,7 +649,7 @@ class EscapeGame:
         b_state = b_def.states[self._tool_state[base]]
         i_state = i_def.states[self._tool_state[ingredient]]
         waited, applied = self._tool_waited[base], self._tool_applied[ingredient]
-        i_key, b_key = fold_name(i_def.name), fold_name(b_def.name)
+        i_key, b_key = self._tool_keys[ingredient], self._tool_keys[base]
         wait_slot = next(
             (
                 k
@@ -556,16 +683,15 @@ class EscapeGame:
             text = f"The {b_def.name} still needs something more."
         return ActionResult(canonical, "craft", b_def.name, True, True, text, changed=True)
 
-    def _move(self, canonical: str, name: str) -> ActionResult:
+    def _move(self, canonical: str, name: str, key: str) -> ActionResult:
         s = self._s
-        key = fold_name(name)
         dest = s.move_ids[self._scene].get(key, -1)
         if dest >= 0 and self._scene_vis[dest]:
             self._scene = dest
             return ActionResult(
                 canonical, "move", None, True, True, f"You move to {s.scenes[dest].name}."
             )
-        if dest < 0 and key == fold_name(s.scenes[self._scene].name):
+        if dest < 0 and key == self._scene_keys[self._scene]:
             return _invalid(canonical, "move", f"You are already in {s.scenes[self._scene].name}.")
         valid = ", ".join(self.valid_scene_names()) or "(none)"
         return _invalid(
@@ -673,83 +799,118 @@ class EscapeGame:
 
     # ---- what the agent sees ----
 
-    def _scene_items(self) -> list[Item]:
-        vis = self._item_vis
-        return [item for item in self._s.scenes[self._scene].items if vis[item.index]]
+    def view(self) -> View:
+        """What the agent sees now (the parts of `describe_scene`, `possible_actions` and
+        `tools_in_bag`, and the names they list), rendered once per scene and world state."""
+        view = self._views.get(self._scene)
+        if view is None:
+            view = self._views[self._scene] = self._render()
+        return view
+
+    def _render(self) -> View:
+        """The current scene's view of the current world, from the scenario's text."""
+        here = self._scene
+        scene = self._scenario_text().scenes[here]
+        item_vis, item_int, item_state = self._item_vis, self._item_int, self._item_state
+        tool_loc, tool_vis, tool_state = self._tool_loc, self._tool_vis, self._tool_state
+        scene_vis = self._scene_vis
+        lines = [scene.head]
+        offers = ["Possible actions:"]
+        items: list[str] = []
+        for index, by_state, name, offer in scene.items:
+            if item_vis[index]:
+                lines.append(by_state[item_state[index]])
+                if item_int[index]:
+                    items.append(name)
+                    offers.append(offer)
+        scene_tools: list[str] = []
+        for index, by_state, name, offer in scene.tools:
+            if tool_loc[index] == here and tool_vis[index]:
+                lines.append(by_state[tool_state[index]])
+                scene_tools.append(name)
+                offers.append(offer)
+        moves: list[tuple[str, str]] = []
+        for dest, move, offer in scene.moves:
+            if scene_vis[dest]:
+                moves.append(move)
+                offers.append(offer)
+        bag_view = self._bag_part()
+        return View(
+            scene=scene.name,
+            items=tuple(items),
+            scene_tools=tuple(scene_tools),
+            moves=tuple(moves),
+            valid_scene_names=tuple(dict.fromkeys(dest for _, dest in moves)),
+            bag=bag_view[0],
+            bag_tools=bag_view[1],
+            scene_description="\n".join(lines),
+            possible_actions="\n".join(offers),
+            tools_in_bag=bag_view[2],
+        )
+
+    def _scenario_text(self) -> _Text:
+        """Every line views show of this scenario, built at the first view of the game."""
+        text = self._text
+        if text is None:
+            text = self._text = _Text(self._s)
+        return text
+
+    def _bag_part(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
+        """(names, (name, desc) pairs, `tools_in_bag` text) of the bag, the same in every
+        scene: rendered once per world state."""
+        part = self._bag_view
+        if part is None:
+            part = self._bag_view = self._render_bag()
+        return part
+
+    def _render_bag(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
+        tools, tool_state = self._scenario_text().tools, self._tool_state
+        shown = [tools[t][tool_state[t]] for t in self._bag]
+        if not shown:
+            return (), (), "Tools in bag: (none)"
+        pairs = tuple(pair for pair, _ in shown)
+        in_bag = "\n".join(["Tools in bag:"] + [line for _, line in shown])
+        return tuple(name for name, _ in pairs), pairs, in_bag
 
     def interactable_items(self) -> list[str]:
         """Visible, interactable items of the current scene."""
-        return [i.name for i in self._scene_items() if self._item_int[i.index]]
+        return list(self.view().items)
 
     def scene_tools(self) -> list[str]:
         """Visible tools lying in the current scene."""
-        here = self._scene
-        return [
-            t.name
-            for t in self._s.scenes[here].tools
-            if self._tool_loc[t.index] == here and self._tool_vis[t.index]
-        ]
+        return list(self.view().scene_tools)
 
     def moves(self) -> list[tuple[str, str]]:
         """(label, scene) per relation of the current scene to a visible scene."""
-        scenes = self._s.scenes
-        return [
-            (label, scenes[dest].name)
-            for label, dest in self._s.neighbours[self._scene]
-            if self._scene_vis[dest]
-        ]
+        return list(self.view().moves)
 
     def valid_scene_names(self) -> list[str]:
         """Names of the visible neighbouring scenes, each once."""
-        return list(dict.fromkeys(scene for _, scene in self.moves()))
+        return list(self.view().valid_scene_names)
 
     def bag_tools(self) -> list[tuple[str, str]]:
         """(name, current desc) per tool in the bag."""
-        tools = self._s.tools
-        return [(tools[t].name, tools[t].states[self._tool_state[t]].desc) for t in self._bag]
+        return list(self.view().bag_tools)
 
     def describe_scene(self) -> str:
-        scene = self._s.scenes[self._scene]
-        lines = [f"You are in the scene '{scene.name}'. {scene.desc}".rstrip()]
-        for item in self._scene_items():
-            lines.append(_object_line(item.position, item.name, self._item_desc(item.index)))
-        here = self._scene
-        for tool in scene.tools:
-            if self._tool_loc[tool.index] == here and self._tool_vis[tool.index]:
-                desc = tool.states[self._tool_state[tool.index]].desc
-                lines.append(_object_line(tool.position, tool.name, desc))
-        return "\n".join(lines)
+        return self.view().scene_description
 
     def possible_actions(self) -> str:
-        lines = ["Possible actions:"]
-        lines += [f"<interactable item> {name}" for name in self.interactable_items()]
-        lines += [f"<interactable item> {name}" for name in self.scene_tools()]
-        lines += [
-            f"<interactable scene> {label}: It leads to {dest}" for label, dest in self.moves()
-        ]
-        return "\n".join(lines)
+        return self.view().possible_actions
 
     def tools_in_bag(self) -> str:
-        tools = self.bag_tools()
-        if not tools:
-            return "Tools in bag: (none)"
-        return "\n".join(
-            ["Tools in bag:"] + [f"<applicable tool> {name}: {desc}" for name, desc in tools]
-        )
-
-    def _item_desc(self, index: int) -> str:
-        return self._s.items[index].states[self._item_state[index]].desc
+        return self.view().tools_in_bag
 
     # ---- for reference agents and checkers ----
 
     def candidate_actions(self) -> list[str]:
         """Every canonical click, apply, craft and move available now (not input)."""
-        items = self.interactable_items()
-        bag = self.bag
-        out = [f"click({name})" for name in items + self.scene_tools()]
+        view = self.view()
+        items, bag = view.items, view.bag
+        out = [f"click({name})" for name in items + view.scene_tools]
         out += [f"apply({tool}, {item})" for tool in bag for item in items]
         out += [f"craft({a}, {b})" for a in bag for b in bag if a != b]
-        out += [f"move({scene})" for scene in self.valid_scene_names()]
+        out += [f"move({scene})" for scene in view.valid_scene_names]
         return out
 
     def route_to(self, scene: str) -> list[str] | None:
@@ -790,6 +951,63 @@ class EscapeGame:
         if tool is not None and self._tool_loc[tool] >= 0 and self._tool_vis[tool]:
             return s.scenes[self._tool_loc[tool]].name
         return None
+
+
+class _Text:
+    """A scenario's text as the views show it, every line built once: per scene its heading
+    line, per item and tool of it one object line per state and its offer line, per move its
+    offer line; per tool and state its bag entry."""
+
+    __slots__ = ("scenes", "tools")
+
+    def __init__(self, s: Scenario) -> None:
+        self.scenes = tuple(_SceneText.build(s, scene) for scene in s.scenes)
+        self.tools: tuple[tuple[tuple[tuple[str, str], str], ...], ...] = tuple(
+            tuple(
+                ((tool.name, state.desc), f"<applicable tool> {tool.name}: {state.desc}")
+                for state in tool.states
+            )
+            for tool in s.tools
+        )
+        """Per tool, per state: ((name, desc), bag line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _SceneText:
+    name: str
+    head: str
+    items: tuple[tuple[int, tuple[str, ...], str, str], ...]
+    """(item index, object line per state, name, offer line) per item, in file order."""
+    tools: tuple[tuple[int, tuple[str, ...], str, str], ...]
+    moves: tuple[tuple[int, tuple[str, str], str], ...]
+    """(destination index, (label, destination name), offer line) per relation."""
+
+    @staticmethod
+    def build(s: Scenario, scene: Scene) -> _SceneText:
+        objects = [
+            tuple(
+                (
+                    obj.index,
+                    tuple(_object_line(obj.position, obj.name, st.desc) for st in obj.states),
+                    obj.name,
+                    f"<interactable item> {obj.name}",
+                )
+                for obj in group
+            )
+            for group in (scene.items, scene.tools)
+        ]
+        moves = []
+        for label, dest in s.neighbours[scene.index]:
+            dest_name = s.scenes[dest].name
+            offer = f"<interactable scene> {label}: It leads to {dest_name}"
+            moves.append((dest, (label, dest_name), offer))
+        return _SceneText(
+            name=scene.name,
+            head=f"You are in the scene '{scene.name}'. {scene.desc}".rstrip(),
+            items=objects[0],  # type: ignore[arg-type]
+            tools=objects[1],  # type: ignore[arg-type]
+            moves=tuple(moves),
+        )
 
 
 def _object_line(position: str, name: str, desc: str) -> str:

@@ -6,7 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from forkingpaths.benchmarks.escape.actions import action_key
-from forkingpaths.benchmarks.escape.engine import BLOCKED, ActionResult, EscapeGame
+from forkingpaths.benchmarks.escape.engine import (
+    BLOCKED,
+    MEMO_LIMIT,
+    ActionResult,
+    EscapeGame,
+    View,
+)
 from forkingpaths.benchmarks.escape.metadata import ScenarioMeta
 from forkingpaths.benchmarks.escape.metrics import JUDGED_KINDS
 from forkingpaths.benchmarks.escape.observation import WORKING_MEMORY, render_observation
@@ -110,6 +116,8 @@ class EscapeEnv(Env):
         self.meaningless_limit = meaningless_limit
         self.attempt_end: AttemptEnd | None = None
         """Set by the step that ended an attempt another one follows (None after other steps)."""
+        self._keys: dict[str, str | None] = {}
+        """Canonical action -> its `action_key` (read at every step)."""
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -143,7 +151,9 @@ class EscapeEnv(Env):
 
     def step(self, action: str) -> Step:
         self.attempt_end = None
-        before = self._context()
+        # What the judge reads of the world before the step, kept as the (immutable) view.
+        before_view = self.game.view()
+        before_history = self.history[-WORKING_MEMORY:]
         fingerprint = self.game.fingerprint()
         result = self._play(action)
         self.t += 1
@@ -152,7 +162,7 @@ class EscapeEnv(Env):
         changed = result.changed or self.game.fingerprint() != fingerprint
         new_response = result.response not in self.responses
         self.responses.add(result.response)
-        key = action_key(result.action or "") or action.strip()
+        key = self._key(result.action or "") or action.strip()
         repeated = key in self.tried
         if changed:
             self.tried.clear()
@@ -197,7 +207,7 @@ class EscapeEnv(Env):
         }
         if result.kind in JUDGED_KINDS and path is None and not result.forbidden:
             # What Metric 2's judge reads besides the step itself (App. C.2).
-            info.update(before)
+            info.update(_context(before_view, before_history))
         if self.stop is not None:
             info["stop"] = self.stop
         reward = 0.0 if path is None else 1.0
@@ -233,7 +243,7 @@ class EscapeEnv(Env):
         snapshot = self.game.snapshot()
         result = self.game.step(action)
         completes = result.success and (result.checkpoint or result.game_end)
-        if completes and action_key(result.action or "") in self._forbidden_keys:
+        if completes and self._key(result.action or "") in self._forbidden_keys:
             self.game.restore(snapshot)
             return ActionResult(
                 result.action, result.kind, result.target, False, False, BLOCKED, forbidden=True
@@ -246,7 +256,7 @@ class EscapeEnv(Env):
             return None
         if self.meta is None:
             return None
-        key = action_key(result.action or "")
+        key = self._key(result.action or "")
         spec = self.meta.path_by_finish_key(key) if key else None
         if spec is None or spec.phase != self.phase:
             return None
@@ -255,30 +265,34 @@ class EscapeEnv(Env):
         self.paths.append(spec.id)
         return spec.id
 
-    def _context(self) -> dict[str, Any]:
-        return {
-            "scene_description": self.game.describe_scene(),
-            "bag_before": [{"name": n, "desc": d} for n, d in self.game.bag_tools()],
-            "history": self.history[-WORKING_MEMORY:],
-        }
+    def _key(self, action: str) -> str | None:
+        """`action_key(action)`, cached: the engine's canonical actions repeat."""
+        keys = self._keys
+        if action in keys:
+            return keys[action]
+        if len(keys) >= MEMO_LIMIT:
+            keys.clear()
+        key = keys[action] = action_key(action)
+        return key
 
     def _observe(self, last: ActionResult | None) -> Observation:
         game = self.game
+        view = game.view()
         data: dict[str, Any] = {
             "scenario": game.scenario.id,
             "objective": game.objective,
             "attempt": self.attempt,
             "step": self.t + 1,
             "phase": self.phase,
-            "scene": game.scene,
-            "scene_description": game.describe_scene(),
-            "possible_actions": game.possible_actions(),
-            "tools_in_bag": game.tools_in_bag(),
-            "items": game.interactable_items(),
-            "scene_tools": game.scene_tools(),
-            "moves": [{"label": label, "scene": scene} for label, scene in game.moves()],
-            "valid_scene_names": game.valid_scene_names(),
-            "bag": [{"name": name, "desc": desc} for name, desc in game.bag_tools()],
+            "scene": view.scene,
+            "scene_description": view.scene_description,
+            "possible_actions": view.possible_actions,
+            "tools_in_bag": view.tools_in_bag,
+            "items": list(view.items),
+            "scene_tools": list(view.scene_tools),
+            "moves": [{"label": label, "scene": scene} for label, scene in view.moves],
+            "valid_scene_names": list(view.valid_scene_names),
+            "bag": [{"name": name, "desc": desc} for name, desc in view.bag_tools],
             "forbidden": list(self.forbidden),
             "history": self.history[-WORKING_MEMORY:],
             "last": None
@@ -319,3 +333,12 @@ class EscapeEnv(Env):
             "escapes": sum(a["game_end"] for a in self.attempt_outcomes),
             "attempts": list(self.attempt_outcomes),
         }
+
+
+def _context(view: View, history: list[dict[str, Any]]) -> dict[str, Any]:
+    """What Metric 2's judge reads of the world before a step: its view and recent history."""
+    return {
+        "scene_description": view.scene_description,
+        "bag_before": [{"name": n, "desc": d} for n, d in view.bag_tools],
+        "history": history,
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from string import Template
@@ -57,6 +58,26 @@ $actions
 )
 
 
+def _as_format(template: Template) -> str:
+    """`template` as a `str.format` string: one pass that, like `Template.substitute`, never
+    reads the values it puts in (about three times faster, and the prompt is rendered at every
+    step). Only `$name` placeholders are supported; `$$` and `${name}` are refused."""
+    text = template.template.replace("{", "{{").replace("}", "}}")
+
+    def field(match: re.Match[str]) -> str:
+        name = match.group("named")
+        if name is None:
+            raise ValueError(
+                f"unsupported placeholder {match.group(0)!r} in an observation template"
+            )
+        return "{" + name + "}"
+
+    return template.pattern.sub(field, text)
+
+
+_OBSERVATION_FORMAT = _as_format(OBSERVATION_TEMPLATE)
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """One remembered step: what was done, what came back, and (for agents) why."""
@@ -88,6 +109,17 @@ def render_diversity_constraint(forbidden: Sequence[str]) -> str:
     return DIVERSITY_TEMPLATE.substitute(actions="\n".join(f"  * {a}" for a in forbidden))
 
 
+def _render_env_history(entries: Sequence[Mapping[str, Any]]) -> str:
+    """`render_history` of the env's own entries (dicts without thoughts), without building
+    `HistoryEntry` objects first."""
+    if not entries:
+        return "Recent history: (none yet)\n"
+    lines = ["Recent history:"]
+    for h in entries[-WORKING_MEMORY:]:
+        lines += (f"[Step {h['step']}]", f"Action: {h['action']}", h["response"])
+    return "\n".join(lines) + "\n"
+
+
 def history_from_data(data: Mapping[str, Any]) -> list[HistoryEntry]:
     """The env's own history (actions and responses, no thoughts) from `Observation.data`."""
     return [
@@ -101,9 +133,11 @@ def render_observation(
 ) -> str:
     """Prompt 2 rendered from `Observation.data`; agents that remember their thoughts pass their
     own `history` so the prompt shows Thought/Action/response triples."""
-    names = list(data.get("valid_scene_names", []))
-    return OBSERVATION_TEMPLATE.substitute(
-        history=render_history(history if history is not None else history_from_data(data)),
+    names = data.get("valid_scene_names", ())
+    return _OBSERVATION_FORMAT.format(
+        history=render_history(history)
+        if history is not None
+        else _render_env_history(data.get("history", ())),
         objective=data["objective"],
         step=data["step"],
         scene=data["scene"],

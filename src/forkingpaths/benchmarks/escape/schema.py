@@ -306,6 +306,8 @@ def resolve_scenario(arg: str | Path) -> Path:
 # ---- the loader ----
 
 _NULL_TAG = "tag:yaml.org,2002:null"
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+"""libyaml's SafeLoader; None when PyYAML was built without it."""
 
 
 class YamlNode:
@@ -550,7 +552,20 @@ def read_text(path: Path) -> str:
 
 
 def compose_yaml(text: str, file: str) -> yaml.Node:
-    """The YAML node tree of `text` (SafeLoader), a malformed file refused with its line."""
+    """The YAML node tree of `text` (SafeLoader), a malformed file refused with its line.
+
+    libyaml's parser (`CSafeLoader`, when PyYAML was built with it) composes the same tree
+    (tags, values, lines) some 20 times faster, and parsing is nine tenths of a load; a file it
+    refuses is read again by the pure-Python parser, whose message is the one shown."""
+    if _FAST_LOADER is not None:
+        try:
+            node = yaml.compose(text, Loader=_FAST_LOADER)
+        except (yaml.YAMLError, ValueError):  # ValueError: text libyaml cannot take as UTF-8
+            pass
+        else:
+            if node is None:
+                raise ScenarioError(file, 1, "", "empty file: expected a list of scenes")
+            return node
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
