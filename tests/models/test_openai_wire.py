@@ -276,6 +276,8 @@ async def test_error_answers_get_the_sdks_verdicts(
     finally:
         await client.close()
     assert classify_openai_error(sdk_caught.value) == verdict
+    if b'"message"' in body:  # an OpenAI-shaped body: worded as the SDK words it
+        assert str(caught.value) == str(sdk_caught.value)
 
 
 async def test_a_body_that_is_not_json_is_malformed_and_retried(capture: Capture) -> None:

@@ -29,14 +29,19 @@ class APIStatusError(APIError):
     """The server answered with a status other than 2xx."""
 
     def __init__(self, status_code: int, body: object, headers: Mapping[str, str]) -> None:
-        super().__init__(f"Error code: {status_code} - {body}")
+        # Worded as the SDK words it: the error's own message when the body is OpenAI-shaped.
+        error = body.get("error", body) if isinstance(body, dict) else body
+        message = error.get("message") if isinstance(error, dict) else None
+        if not (isinstance(message, str) and message):
+            # Not OpenAI-shaped (a proxy's HTML page, a bare string): its start says what broke.
+            message = str(body)[:500] if body not in (None, "") else None
+        super().__init__(f"Error code: {status_code}" + (f" - {message}" if message else ""))
         self.status_code = status_code
-        self.body = body
-        """The error body, parsed as JSON when it is JSON, else its text."""
+        self.body = error
+        """The error object of an OpenAI-shaped body, else the body (parsed JSON or text)."""
         self.headers = headers
-        error = body.get("error") if isinstance(body, dict) else None
         code = error.get("code") if isinstance(error, dict) else None
-        self.code: str | None = code if isinstance(code, str) else None
+        self.code: str | None = str(code) if code is not None else None
         """The machine-readable error code of OpenAI-style bodies (`context_length_exceeded`)."""
 
 
