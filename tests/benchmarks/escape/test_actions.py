@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from forkingpaths.benchmarks.escape.actions import (
+    _PLAIN,
     ActionCall,
+    _parse_any,
     action_key,
+    action_parts,
     find_calls,
     fold_name,
     parse_action,
@@ -105,3 +110,28 @@ def test_other_kinds_keep_their_arguments_as_written() -> None:
         ("new", ("Open safe", "needs a code", "maybe 4 digits")),
         ("none", ()),
     ]
+
+
+def test_plain_calls_are_read_as_any_text_is() -> None:
+    """Fuzz: the fast reading of a plain `kind(a, b)` (`_PLAIN`) gives what the general
+    reader gives, position and text included; `action_parts` agrees with both."""
+    rng = random.Random(17)
+    pieces = ["click", "apply", "input", "craft", "move", "Move", "jump", "(", ")", ",", " ", "  "]
+    pieces += ["\t", "\n", "'", '"', "`", "door", "Straße", "a b", "1234", "", "Action: ", "x"]
+    plain_seen = 0
+    for _ in range(20000):
+        if rng.random() < 0.5:
+            kind = rng.choice(["click", "apply", "input", "craft", "move", "look"])
+            args = [
+                rng.choice(pieces[8:]) + rng.choice(pieces[8:]) for _ in range(rng.randint(0, 3))
+            ]
+            text = f"{kind}({','.join(args)})" + rng.choice(["", "", " ", ")", "x"])
+        else:
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 9)))
+        plain_seen += _PLAIN.fullmatch(text) is not None
+        got, want = parse_action(text), _parse_any(text)
+        assert got == want, text
+        if want is not None:
+            assert (got.text, got.start) == (want.text, want.start), text  # type: ignore[union-attr]
+        assert action_parts(text) == (None if want is None else (want.kind, want.args)), text
+    assert plain_seen > 1000  # the fast path was exercised

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from forkingpaths.benchmarks.escape.engine import MEMO_LIMIT, EscapeGame, View
+from forkingpaths.benchmarks.escape.engine import ANYWHERE, MEMO_LIMIT, EscapeGame, View
 from forkingpaths.benchmarks.escape.env import EscapeEnv
 from forkingpaths.benchmarks.escape.observation import (
     OBSERVATION_TEMPLATE,
@@ -162,6 +162,27 @@ def test_the_memo_is_bounded_and_keeps_answering_the_same() -> None:
     assert len(game._memo) <= MEMO_LIMIT and len(game._parsed) <= MEMO_LIMIT
     for k in (0, MEMO_LIMIT + 9):
         assert game.step(f"click(thing {k})") == answers[k]
+
+
+def test_a_world_change_keeps_the_remembered_steps_that_do_not_read_what_changed() -> None:
+    """A step reads only the items and tools it names (a move: which scenes are visible), so
+    a change elsewhere leaves it remembered; a change to what it names drops it."""
+    game = EscapeGame(load_scenario(ROOM, name="room"))
+    examined = game.step("click(chest)")
+    assert not examined.changed and (0, "click(chest)") in game._memo
+    game.step("move(To the cellar)")
+    assert game.step("click(key)").changed  # the key, not the chest, changed
+    assert (0, "click(chest)") in game._memo and (0, "move(To the cellar)") in game._memo
+    # A craft of tools in the bag reads no scene: remembered for every scene at once.
+    crafted = game.step("craft(key, nothing)")
+    assert (ANYWHERE, "craft(key, nothing)") in game._memo
+    game.step("move(Back to the hall)")
+    assert game.step("craft(key, nothing)") is crafted
+    assert game.step("click(chest)") is examined
+    assert game.step("apply(key, chest)").changed  # the chest changed
+    assert (0, "click(chest)") not in game._memo
+    assert game.step("click(chest)") != examined
+    assert game.view() == fresh_view(game)
 
 
 def test_forbidden_steps_are_not_remembered() -> None:

@@ -31,6 +31,11 @@ USAGE: Mapping[str, str] = MappingProxyType(
 # exactly when the engine would refuse it.
 _HEAD = re.compile(r"\s*(?:action\s*:\s*)?[`'\"]*\s*([A-Za-z_]+)\s*\(", re.IGNORECASE)
 _QUOTES = "'\"`"
+_PLAIN = re.compile(r"(click|apply|input|craft|move)\(([^(),'\"`]*)(?:,([^(),'\"`]*))?\)")
+"""A call as agents and canonical texts mostly write it: a lower-case kind, `(` right after it,
+then the call alone, with no quote, parenthesis or second comma in its arguments. `_HEAD` and
+`split_args` read such a text as this pattern's groups (trimmed); `action_parts` reads it in one
+match."""
 
 
 def fold_name(name: str) -> str:
@@ -146,6 +151,15 @@ def parse_action(text: str) -> ActionCall | None:
     has the wrong number of arguments."""
     if not isinstance(text, str):
         return None
+    plain = _PLAIN.fullmatch(text)
+    if plain is not None:
+        args = _plain_args(plain)
+        return None if args is None else ActionCall(plain.group(1), args, text, 0)
+    return _parse_any(text)
+
+
+def _parse_any(text: str) -> ActionCall | None:
+    """`parse_action` for any text (the `_PLAIN` ones are read faster there, alike)."""
     match = _HEAD.match(text)
     if match is None:
         return None
@@ -159,6 +173,37 @@ def parse_action(text: str) -> ActionCall | None:
     if args is None:
         return None
     return ActionCall(kind, args, text[match.start(1) : split[1] + 1], match.start(1))
+
+
+def action_parts(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """(kind, arguments) of `parse_action(text)`, None where it is None (the engine reads each
+    new text of a game with it: no `ActionCall` to build)."""
+    plain = _PLAIN.fullmatch(text)
+    if plain is not None:
+        args = _plain_args(plain)
+        return None if args is None else (plain.group(1), args)
+    parsed = _parse_any(text)
+    return None if parsed is None else (parsed.kind, parsed.args)
+
+
+def _plain_args(plain: re.Match[str]) -> tuple[str, ...] | None:
+    """`_action_args` of a `_PLAIN` match, inlined (every new action text of a game comes
+    here)."""
+    kind, first, second = plain.groups()
+    if second is None:
+        if ARITY[kind] != 1:
+            return None
+        name = " ".join(first.split())
+        return (name,) if name else None
+    if ARITY[kind] != 2:
+        return None
+    name = " ".join(second.split())
+    if not name:
+        return None
+    if kind == "input":
+        return first.strip(), name
+    base = " ".join(first.split())
+    return (base, name) if base else None
 
 
 def action_key(text: str) -> str | None:

@@ -13,29 +13,32 @@ order takes it; real transitions take precedence over feedback transitions. Feed
 invalid action tells no more than the observation shows: a hidden object reads like one that
 does not exist, and canonical text spells only visible names as the scenario does.
 
-Speed: what the agent sees is rendered once per scene and world state (`View`, dropped when
-the world changes), and a step that leaves the world as it was is remembered by (scene, text):
-the same text in the same scene and world gives the same result, so it is not parsed and
-played again. Both caches are emptied by every step that changes the world and by `restore`.
+Speed: what the agent sees is rendered once per scene and world state (`View`), and a step
+that leaves the world as it was is remembered by (scene, text): the same text in the same scene
+and world gives the same result, so it is not parsed and played again. A step reads only the
+items and tools its text names (a move: which scenes are visible), so a step that changes the
+world drops only the remembered steps and views that read what it changed (`_Call.deps`); a
+craft of tools in the bag is remembered for every scene at once. Each new text of a game is read
+once (`_Call`: parsed, names looked up, handler chosen). `restore` and the end of the game drop
+everything.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from forkingpaths.benchmarks.escape.actions import (
     USAGE,
-    ActionCall,
     ActionKind,
     action_key,
+    action_parts,
     call_key,
     fold_name,
     format_action,
     head_kind,
-    parse_action,
     tidy,
 )
 from forkingpaths.benchmarks.escape.schema import Scenario, Scene, Transition
@@ -61,6 +64,9 @@ BLOCKED = (
     "Try a different approach."
 )
 NOTHING = "Nothing happens."
+ANYWHERE = -1
+"""Scene index of remembered steps whose result is the same in every scene (crafts of tools in
+the bag)."""
 MEMO_LIMIT = 4096
 """Remembered (scene, text) results per game before they are dropped all at once (bounds the
 memory a model that never repeats itself could fill)."""
@@ -174,6 +180,10 @@ class View:
     """Visible tools lying in the scene."""
     moves: tuple[tuple[str, str], ...]
     """(label, scene) per relation to a visible scene."""
+    move_labels: tuple[str, ...]
+    """The labels of `moves`, in order."""
+    click_targets: tuple[str, ...]
+    """`items`, then `scene_tools`: what a click can name here."""
     valid_scene_names: tuple[str, ...]
     """Names of the visible neighbouring scenes, each once."""
     bag: tuple[str, ...]
@@ -183,6 +193,10 @@ class View:
     scene_description: str
     possible_actions: str
     tools_in_bag: str
+
+
+_VIEW_FIELD_SETTERS = tuple(View.__dict__[f.name].__set__ for f in fields(View))
+"""Per field of `View`, in order, its slot's setter (`EscapeGame._render` builds views)."""
 
 
 class EscapeGame:
@@ -220,10 +234,15 @@ class EscapeGame:
         """The bag's part of the views of the current world."""
         self._memo: dict[tuple[int, str], tuple[ActionResult, int]] = {}
         """(scene, action text) -> (result, scene after) of steps that left the world as it was."""
-        self._parsed: dict[str, tuple[ActionCall, tuple[str, ...]] | None] = {}
-        """Action text -> its `parse_action` call and the call's names folded (`fold_name`), or
-        None when it is no action (the world does not matter to parsing)."""
+        self._dependents: dict[int, list[tuple[int, str]]] = {}
+        """Part of the world (`_Call.deps`) -> keys of `_memo` whose results read it."""
+        self._touched: list[int] = []
+        """Parts of the world (`_Call.deps`) that fired transitions changed in this step."""
+        self._parsed: dict[str, _Call | None] = {}
+        """Action text -> its `_Call`, or None when it is no action (the world does not matter
+        to parsing)."""
         self._scene_keys = [fold_name(scene.name) for scene in scenario.scenes]
+        self._item_scene = [item.scene for item in scenario.items]
         self._tool_keys = [fold_name(tool.name) for tool in scenario.tools]
 
     # ---- properties ----
@@ -286,10 +305,35 @@ class EscapeGame:
         self._world_changed()
 
     def _world_changed(self) -> None:
-        """Drop what was rendered or remembered for the world as it was."""
+        """Drop everything rendered or remembered for the world as it was."""
         self._views.clear()
         self._bag_view = None
         self._memo.clear()
+        self._dependents.clear()
+        self._touched.clear()
+
+    def _changed_by(self, call: _Call) -> None:
+        """Drop what was rendered or remembered from the parts of the world that `call` has
+        just changed: the items and tools it names and those its fired transitions changed.
+        A step reads nothing else (`_Call.deps`), so other remembered steps stand."""
+        touched = self._touched
+        if self._over:  # every step now answers that the game is over
+            self._world_changed()
+            return
+        memo, dependents = self._memo, self._dependents
+        n_items = len(self._item_scene)
+        every_view = False
+        for part in {*call.deps, *touched}:
+            for key in dependents.pop(part, ()):
+                memo.pop(key, None)
+            if 0 <= part < n_items:
+                self._views.pop(self._item_scene[part], None)
+            else:  # a tool (maybe in the bag or lying in any scene) or scene visibility
+                every_view = True
+        if every_view:
+            self._views.clear()
+            self._bag_view = None
+        touched.clear()
 
     def fingerprint(self) -> tuple[tuple[int, ...], ...]:
         """The world state without the current scene: equal fingerprints, equal worlds."""
@@ -323,93 +367,125 @@ class EscapeGame:
         """Play one action. `forbidden` holds action keys (or actions) refused before
         execution in this attempt."""
         if forbidden or type(action) is not str:
-            result = self._play(action, forbidden)
+            call = self._read(action) if type(action) is str else None
+            result = self._play(call, action, forbidden)
             if result.changed:
-                self._world_changed()
+                self._changed_by(call)  # type: ignore[arg-type]
             return result
         key = (self._scene, action)
         hit = self._memo.get(key)
         if hit is not None:
             self._scene = hit[1]
             return hit[0]
-        result = self._play(action, forbidden)
+        call = self._parsed.get(action, _UNREAD)
+        if call is _UNREAD:
+            call = self._read(action)
+        if call is not None and call.bag_only:  # type: ignore[union-attr]
+            hit = self._memo.get((ANYWHERE, action))
+            if hit is not None:
+                return hit[0]
+        result = self._play(call, action, forbidden)  # type: ignore[arg-type]
         if result.changed:
-            self._world_changed()
-        else:
-            memo = self._memo
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
-            memo[key] = (result, self._scene)
+            self._changed_by(call)  # type: ignore[arg-type]
+            return result
+        memo = self._memo
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+            self._dependents.clear()
+        entry = memo[key] = (result, self._scene)
+        if call is not None:
+            self._remember(call, key)  # type: ignore[arg-type]
+            if call.bag_only and self._in_bag_or_unknown(call):  # type: ignore[union-attr]
+                memo[(ANYWHERE, action)] = entry
+                self._remember(call, (ANYWHERE, action))  # type: ignore[arg-type]
         return result
 
-    def _read(self, action: str) -> tuple[ActionCall, tuple[str, ...]] | None:
-        """`parse_action(action)` and its names folded, cached by text."""
+    def _remember(self, call: _Call, key: tuple[int, str]) -> None:
+        """Note that the remembered step `key` reads `call.deps`."""
+        dependents = self._dependents
+        for part in call.deps:
+            keys = dependents.get(part)
+            if keys is None:
+                dependents[part] = [key]
+            else:
+                keys.append(key)
+
+    def _in_bag_or_unknown(self, call: _Call) -> bool:
+        """Every name of `call` is a tool in the bag or no tool at all: then neither its result
+        nor its canonical text depends on the scene."""
+        tool_loc = self._tool_loc
+        return all(tool < 0 or tool_loc[tool] == BAG for _, tool, _ in call.names)
+
+    def _read(self, action: str) -> _Call | None:
+        """The `_Call` of an action text (None when it is no action), cached by text."""
         cache = self._parsed
-        if action in cache:
-            return cache[action]
-        parsed = parse_action(action)
-        entry = None if parsed is None else (parsed, tuple(map(fold_name, parsed.args)))
+        call = cache.get(action, _UNREAD)
+        if call is not _UNREAD:
+            return call  # type: ignore[return-value]
+        parts = action_parts(action)
+        call = None if parts is None else _Call(self._s, *parts)
         if len(cache) >= MEMO_LIMIT:
             cache.clear()
-        cache[action] = entry
-        return entry
+        cache[action] = call
+        return call
 
-    def _play(self, action: str, forbidden: Collection[str]) -> ActionResult:
-        entry = self._read(action) if type(action) is str else None
-        if entry is None:
+    def _play(self, call: _Call | None, action: str, forbidden: Collection[str]) -> ActionResult:
+        if call is None:
             return _invalid(None, None, _unrecognised(action))
-        parsed, keys = entry
-        kind, args = parsed.kind, parsed.args
-        names = self._canonical(kind, args, keys)
-        canonical = format_action(kind, names)
+        kind = call.kind
+        code = self._choose_names(call)
+        canonical = call.canonical.get(code)
+        if canonical is None:
+            canonical = call.canonical[code] = format_action(kind, self._names(call, code))
         if self._over:
             return _invalid(canonical, kind, "The game is over.")
         if forbidden:
             refused = {action_key(f) or f for f in forbidden}
-            if call_key(kind, names) in refused:
+            if call_key(kind, self._names(call, code)) in refused:
                 return ActionResult(canonical, kind, None, False, False, BLOCKED, forbidden=True)
         self._changed = False
-        if kind == "click":
-            return self._click(canonical, args[0], keys[0])
-        if kind == "apply":
-            return self._apply(canonical, args[0], keys[0], args[1], keys[1])
-        if kind == "input":
-            return self._input(canonical, args[0].strip(), args[1], keys[1])
-        if kind == "craft":
-            return self._craft(canonical, args[0], keys[0], args[1], keys[1])
-        return self._move(canonical, args[0], keys[0])
+        return call.handler(self, canonical, *call.handler_args)
 
-    def _canonical(self, kind: str, args: tuple[str, ...], keys: tuple[str, ...]) -> list[str]:
-        """Names spelt as in the scenario for what the agent can see now (an item or tool in
-        view here, a bag tool, a visible neighbour, the current scene) and as typed otherwise,
-        so that the canonical text never confirms that something hidden exists."""
-        s = self._s
+    def _choose_names(self, call: _Call) -> int:
+        """Which spelling each name of `call` gets in its canonical text (`_Call.canonical`):
+        as in the scenario for what the agent can see now (an item or tool in view here, a bag
+        tool, a visible neighbour, the current scene) and as typed otherwise, so that the
+        canonical text never confirms that something hidden exists."""
         here = self._scene
-        out = []
-        for i, arg in enumerate(args):
-            if kind == "input" and i == 0:
-                out.append(arg.strip())
-                continue
-            key = keys[i]
-            name = None
-            if kind == "move":
-                dest = s.move_ids[here].get(key, -1)
-                if dest >= 0 and self._scene_vis[dest]:
-                    name = s.scenes[dest].name
-                elif key == self._scene_keys[here]:
-                    name = s.scenes[here].name
+        if call.kind == "move":
+            dest = self._s.move_ids[here].get(call.keys[0], -1)
+            if dest >= 0 and self._scene_vis[dest]:
+                return 1 + dest
+            if call.keys[0] == self._scene_keys[here]:
+                return 1 + here
+            return 0
+        code = 0
+        item_scene, item_vis = self._item_scene, self._item_vis
+        tool_loc, tool_vis = self._tool_loc, self._tool_vis
+        for item, tool, prefer_item in call.names:
+            item_seen = item >= 0 and item_scene[item] == here and item_vis[item]
+            loc = tool_loc[tool] if tool >= 0 else GONE
+            tool_seen = loc == BAG or (loc == here and tool_vis[tool])
+            if item_seen and (prefer_item or not tool_seen):
+                code = 3 * code + 1
+            elif tool_seen:
+                code = 3 * code + 2
             else:
-                item = self._item_in_view(key)
-                tool = s.tool_ids.get(key, -1)
-                item_seen = item >= 0
-                loc = self._tool_loc[tool] if tool >= 0 else GONE
-                tool_seen = loc == BAG or (loc == here and self._tool_vis[tool])
-                prefer_item = kind == "click" or (i == 1 and kind != "craft")
-                if item_seen and (prefer_item or not tool_seen):
-                    name = s.items[item].name
-                elif tool_seen:
-                    name = s.tools[tool].name
-            out.append(tidy(arg) if name is None else name)
+                code = 3 * code
+        return code
+
+    def _names(self, call: _Call, code: int) -> list[str]:
+        """The names of `call`'s canonical text for a `_choose_names` code."""
+        s = self._s
+        if call.kind == "move":
+            return [s.scenes[code - 1].name if code else call.args[0]]
+        out = []
+        for k, (item, tool, _) in enumerate(call.names):
+            choice = code // 3 ** (len(call.names) - 1 - k) % 3
+            arg = call.args[call.first_name + k]
+            out.append(s.items[item].name if choice == 1 else s.tools[tool].name if choice else arg)
+        if call.first_name:  # input: the typed text, trimmed
+            out.insert(0, call.args[0].strip())
         return out
 
     def _item_in_view(self, key: str) -> int:
@@ -650,6 +726,9 @@ class EscapeGame:
         i_state = i_def.states[self._tool_state[ingredient]]
         waited, applied = self._tool_waited[base], self._tool_applied[ingredient]
         i_key, b_key = self._tool_keys[ingredient], self._tool_keys[base]
+        # Most crafts of a random agent match nothing: no generator or enumerate to set up.
+        if i_key not in b_state.wait_for_keys or b_key not in i_state.apply_to_keys:
+            return None
         wait_slot = next(
             (
                 k
@@ -770,8 +849,10 @@ class EscapeGame:
     def _fire(self, tr: Transition, owner: int, collected: list[str]) -> str:
         """Run a transition's triggers in order; its reward."""
         self._changed = True
+        touched, n_items = self._touched, len(self._item_scene)
         for trig in tr.trigger:
             op, kind, target, value = trig.op, trig.kind, trig.index, trig.value
+            touched.append(target if kind == "item" else n_items + target if kind == "tool" else -1)
             if op == "change_state":
                 if kind == "item":
                     self._set_item_state(target, value)  # type: ignore[arg-type]
@@ -789,6 +870,7 @@ class EscapeGame:
             elif op == "change_interact":
                 self._item_int[target] = bool(value)
             else:  # become_tool
+                touched.append(owner)
                 self._tool_vis[target] = True
                 if self._tool_loc[target] != BAG:
                     self._collect(target)
@@ -835,18 +917,29 @@ class EscapeGame:
                 moves.append(move)
                 offers.append(offer)
         bag_view = self._bag_part()
-        return View(
-            scene=scene.name,
-            items=tuple(items),
-            scene_tools=tuple(scene_tools),
-            moves=tuple(moves),
-            valid_scene_names=tuple(dict.fromkeys(dest for _, dest in moves)),
-            bag=bag_view[0],
-            bag_tools=bag_view[1],
-            scene_description="\n".join(lines),
-            possible_actions="\n".join(offers),
-            tools_in_bag=bag_view[2],
-        )
+        view = object.__new__(View)
+        # A frozen dataclass's __init__ sets its 12 fields one object.__setattr__ at a time;
+        # the slots' own setters, in field order, do the same several times faster.
+        for set_field, value in zip(
+            _VIEW_FIELD_SETTERS,
+            (
+                scene.name,
+                tuple(items),
+                tuple(scene_tools),
+                tuple(moves),
+                tuple([label for label, _ in moves]),
+                (*items, *scene_tools),
+                tuple(dict.fromkeys([dest for _, dest in moves])),
+                bag_view[0],
+                bag_view[1],
+                "\n".join(lines),
+                "\n".join(offers),
+                bag_view[2],
+            ),
+            strict=True,
+        ):
+            set_field(view, value)
+        return view
 
     def _scenario_text(self) -> _Text:
         """Every line views show of this scenario, built at the first view of the game."""
@@ -907,7 +1000,7 @@ class EscapeGame:
         """Every canonical click, apply, craft and move available now (not input)."""
         view = self.view()
         items, bag = view.items, view.bag
-        out = [f"click({name})" for name in items + view.scene_tools]
+        out = [f"click({name})" for name in view.click_targets]
         out += [f"apply({tool}, {item})" for tool in bag for item in items]
         out += [f"craft({a}, {b})" for a in bag for b in bag if a != b]
         out += [f"move({scene})" for scene in view.valid_scene_names]
@@ -1013,3 +1106,78 @@ class _SceneText:
 def _object_line(position: str, name: str, desc: str) -> str:
     head = f"- {position}, there is {name}" if position else f"- There is {name}"
     return f"{head}: {desc}".rstrip() if desc else head
+
+
+_UNREAD = object()
+"""`EscapeGame._parsed`'s answer for a text not read yet (None means: no action)."""
+
+
+class _Call:
+    """An action text read once per game: what `parse_action` found, its names folded and
+    looked up in the scenario, and the handler that plays it; the canonical texts it can have
+    are built at their first use."""
+
+    __slots__ = (
+        "args",
+        "bag_only",
+        "canonical",
+        "deps",
+        "first_name",
+        "handler",
+        "handler_args",
+        "keys",
+        "kind",
+        "names",
+    )
+
+    def __init__(self, s: Scenario, kind: str, args: tuple[str, ...]) -> None:
+        # A name argument is tidied (`tidy`), so its `fold_name` is its casefold; an input's
+        # text is kept as typed.
+        first = 1 if kind == "input" else 0
+        if len(args) == 1:
+            keys: tuple[str, ...] = (args[0].casefold(),)
+        else:
+            keys = (fold_name(args[0]) if first else args[0].casefold(), args[1].casefold())
+        self.kind = kind
+        self.args = args
+        self.keys = keys
+        self.first_name = first
+        """Index of the first argument that is a name (an input's text is none)."""
+        self.names: tuple[tuple[int, int, bool], ...] = ()
+        """Per name: (item index, tool index, whether an item in view is preferred to a tool of
+        the same name), -1 for neither; none for a move (its name is a scene)."""
+        self.bag_only = False
+        """A craft naming no item: with its tools in the bag (or none such), the same in every
+        scene (`EscapeGame._in_bag_or_unknown`)."""
+        self.deps: tuple[int, ...] = (-1,)
+        """The parts of the world the step reads (`EscapeGame._changed_by`): an item by index,
+        a tool by item count + index, -1 for which scenes are visible (moves only)."""
+        if kind != "move":
+            item_ids, tool_ids, n_items = s.item_ids, s.tool_ids, len(s.items)
+            names = []
+            deps = []
+            for k in range(first, len(args)):
+                item, tool = item_ids.get(keys[k], -1), tool_ids.get(keys[k], -1)
+                names.append((item, tool, kind == "click" or (k == 1 and kind != "craft")))
+                if item >= 0:
+                    deps.append(item)
+                if tool >= 0:
+                    deps.append(n_items + tool)
+            self.names = tuple(names)
+            self.deps = tuple(deps)
+            self.bag_only = kind == "craft" and all(item < 0 for item, _, _ in names)
+        self.canonical: dict[int, str] = {}
+        """Canonical text per `EscapeGame._choose_names` code, built at its first use."""
+        if kind == "click":
+            self.handler, self.handler_args = EscapeGame._click, (args[0], keys[0])
+        elif kind == "apply":
+            self.handler = EscapeGame._apply
+            self.handler_args = (args[0], keys[0], args[1], keys[1])
+        elif kind == "input":
+            self.handler = EscapeGame._input
+            self.handler_args = (args[0].strip(), args[1], keys[1])
+        elif kind == "craft":
+            self.handler = EscapeGame._craft
+            self.handler_args = (args[0], keys[0], args[1], keys[1])
+        else:
+            self.handler, self.handler_args = EscapeGame._move, (args[0], keys[0])
