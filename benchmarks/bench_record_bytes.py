@@ -5,7 +5,12 @@ with a model responder and judge, each run's episodes.jsonl plus its text store 
     python benchmarks/bench_record_bytes.py --runs-dir DIR  # measures existing run directories
 
 Pass the runs dir of another revision's quick suite to compare before and after side by side:
-    python benchmarks/bench_record_bytes.py --runs-dir OLD --against NEW
+    python benchmarks/bench_record_bytes.py --runs-dir NEW --against OLD
+
+Columns: KiB per episode of episodes.jsonl (`records`) and with texts.jsonl (`+texts`), then the
+same for the other runs dir and this/other for each. With --against, a second table: how long
+reading a run's records takes (`RunDirectory.iter_records`, messages not loaded), ms per
+episode, median of interleaved rounds, this beside the other.
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import tempfile
+import time
 from pathlib import Path
 
 from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
 from forkingpaths.runner.run import execute_run
+from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.suite import quick_specs
 
 MOSAIC = RunSpec(
@@ -38,7 +46,10 @@ def measure(runs_dir: Path) -> dict[str, tuple[int, int, int, int]]:
     out = {}
     for run in sorted(p for p in runs_dir.iterdir() if (p / "spec.json").exists()):
         lines = (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
-        calls = sum(len(step["calls"]) for line in lines for step in json.loads(line)["steps"])
+        # A step without calls leaves them out on disk (record schema 3).
+        calls = sum(
+            len(step.get("calls", ())) for line in lines for step in json.loads(line)["steps"]
+        )
         texts = run / "texts.jsonl"
         out[run.name] = (
             len(lines),
@@ -47,6 +58,17 @@ def measure(runs_dir: Path) -> dict[str, tuple[int, int, int, int]]:
             texts.stat().st_size if texts.exists() else 0,
         )
     return out
+
+
+def read_ms(runs: list[Path], rounds: int = 5) -> list[float]:
+    """Per run, the median over interleaved rounds of ms per episode to read its records."""
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(rounds):
+        for i, run in enumerate(runs):
+            start = time.perf_counter()
+            count = sum(1 for _ in RunDirectory(run).iter_records())
+            times[i].append((time.perf_counter() - start) * 1000 / max(count, 1))
+    return [statistics.median(t) for t in times]
 
 
 def run_all(runs_dir: Path) -> None:
@@ -66,16 +88,28 @@ def main() -> None:
             run_all(runs)
         first = measure(runs)
         second = measure(args.against) if args.against else {}
-        head = f"{'run':<62} {'episodes':>8} {'calls':>6} {'KiB/episode':>12}"
-        print(head + (f" {'other':>10} {'this/other':>10}" if second else ""))
+        # KiB per episode: the records (episodes.jsonl) apart, and with the text store.
+        head = f"{'run':<62} {'episodes':>8} {'calls':>6} {'records':>8} {'+texts':>8}"
+        print(head + (f" {'other':>8} {'+texts':>8} {'ratio':>6} {'+texts':>6}" if second else ""))
         for run, (episodes, calls, records, texts) in first.items():
+            rec = records / max(episodes, 1) / 1024
             per = (records + texts) / max(episodes, 1) / 1024
-            line = f"{run:<62} {episodes:>8} {calls:>6} {per:>12.1f}"
+            line = f"{run:<62} {episodes:>8} {calls:>6} {rec:>8.1f} {per:>8.1f}"
             if run in second:
                 e2, _, r2, t2 = second[run]
+                rec2 = r2 / max(e2, 1) / 1024
                 then = (r2 + t2) / max(e2, 1) / 1024
-                line += f" {then:>10.1f} {per / then if then else 0:>10.2f}"
+                line += f" {rec2:>8.1f} {then:>8.1f}"
+                line += f" {rec / rec2 if rec2 else 0:>6.2f} {per / then if then else 0:>6.2f}"
             print(line)
+        shared = [run for run in first if run in second]
+        if shared:
+            print(f"\n{'read ms/episode':<62} {'this':>8} {'other':>8} {'ratio':>6}")
+            pairs = [p for run in shared for p in (runs / run, args.against / run)]
+            ms = read_ms(pairs)
+            for i, run in enumerate(shared):
+                now, then = ms[2 * i], ms[2 * i + 1]
+                print(f"{run:<62} {now:>8.2f} {then:>8.2f} {now / then:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from forkingpaths.core.records import compact_record, expand_record
 from forkingpaths.runner.rundir import (
     EPISODES_FILE,
     INDEX_FILE,
@@ -65,7 +66,11 @@ def write_big_run(
             data["run_id"] = out.name
             data["trial"] = n // len(lines)
             if pad:
+                # Texts after the initial observation may be written as edits of it: padded
+                # in full form and written again, each keeps its own text.
+                data = expand_record(data)
                 data["initial_observation"] = data["initial_observation"] + "\n" + "." * pad
+                data = compact_record(data)
             line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
             records.write(line)
             length = len(line.encode())

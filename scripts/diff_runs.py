@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from forkingpaths.runner.rundir import parse_record
+
 # Wall-clock fields: they differ between any two runs.
 TIMING = {"started_at", "finished_at", "duration_s", "latency_s", "timing", "created_at"}
 # What record schema 2 added: the transcript of every call, and the version itself.
@@ -51,7 +53,11 @@ def _records(run: Path) -> dict[tuple[str, int], Any]:
     records = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
-            record = json.loads(line)
+            # Read as the package reads it: a record schema 3 line leaves out what it repeats.
+            try:
+                record = parse_record(line).model_dump(mode="json")
+            except ValueError:
+                record = json.loads(line)
             records[(record["instance_id"], record["trial"])] = _clean(record, TIMING | ADDED)
     return records
 

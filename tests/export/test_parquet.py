@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
 import sys
 from collections.abc import Iterator
@@ -194,6 +195,30 @@ def test_escape_judged_run_keeps_the_judge_calls(runs: dict[str, Path]) -> None:
     schema = pq.read_schema(paths["episodes"])
     assert "metric_paths" not in schema.names
     assert schema.field("metric_path_discovery").type == pa.float64()
+
+
+@pytest.mark.parametrize("name", ["griddag", "escape"])
+def test_a_run_written_in_the_previous_record_form_exports_the_same(
+    name: str, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    # The same episodes with every field of a line written out (record schema 2, as runs
+    # written before schema 3 hold them): the same tables and card, byte for byte in content.
+    new = runs[name]
+    old = tmp_path / "old" / new.name
+    shutil.copytree(new, old)
+    lines = []
+    for record in RunDirectory(old).iter_records():
+        data = record.model_dump(mode="json")
+        data["schema_version"] = 2
+        lines.append(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+    (old / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
+    assert (old / "episodes.jsonl").stat().st_size > (new / "episodes.jsonl").stat().st_size
+    then = export_parquet(old, tmp_path / "then")
+    now = export_parquet(new, tmp_path / "now")
+    for table in ("episodes", "steps", "calls"):
+        assert pq.read_table(now[table]).equals(pq.read_table(then[table]), check_metadata=True)
+    card = "README.md"
+    assert (tmp_path / "now" / card).read_text() == (tmp_path / "then" / card).read_text()
 
 
 def test_datasets_and_pandas_load_the_tables(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -15,10 +15,27 @@ SCHEMA_VERSION = 1
 Kept apart from RECORD_SCHEMA_VERSION so a record-only change leaves run ids (a digest of the
 spec) and therefore resume of existing runs untouched."""
 
-RECORD_SCHEMA_VERSION = 2
+RECORD_SCHEMA_VERSION = 3
 """Version of an `episodes.jsonl` line. 2: model calls keep their request (messages, params)
-and finish reason; on disk the messages live once per run in `texts.jsonl`. Version 1 lines
-still load (their calls simply have no messages)."""
+and finish reason; on disk the messages live once per run in `texts.jsonl`. 3: no text twice
+in a line (`compact_record`): an observation or feedback that repeats the text before it is
+left out or written as an edit of it, a step's and a call's fields at their defaults are left
+out, and a call's model when it is the episode's. A reader tells the forms apart by
+`schema_version` alone: lines of versions 1 and 2 write every field out and still load (a
+version 1 call simply has no messages); a run resumed across versions mixes them."""
+
+_TEXT_FIELDS = ("observation", "feedback")
+"""A step's texts in the order the episode produced them (after the initial observation)."""
+_EDIT_SUFFIX = "_edit"
+"""On disk, `<field>_edit` stands for a text written as an edit of one before it."""
+_EDIT_MIN_SAVING = 24
+"""Characters an edit must save over its text to be written instead (its syntax costs about
+as much)."""
+_MIN_COPY = 24
+"""Shortest run of whole lines an edit copies from the text it edits (`[start, length]` costs
+about half as much) rather than writing again."""
+_COPY_COST = 12
+"""About what a copy costs in a line."""
 
 
 def utc_now() -> str:
@@ -195,6 +212,261 @@ class EpisodeRecord(BaseModel):
                 n += 1
                 cached += int(call.cached)
         self.usage, self.cost_usd, self.n_calls, self.n_cached = usage, cost, n, cached
+
+
+def compact_record(data: dict[str, Any]) -> dict[str, Any]:
+    """The `episodes.jsonl` form of a dumped record (`model_dump(mode="json")`, its messages
+    already in the text store): no text written twice, and all of it in this one line, so a
+    reader of the line alone gets the record back exactly (`expand_record`, then validation;
+    `forkingpaths.runner.rundir.parse_record` does both). A reader that validates such a line
+    without expanding it gets a ValidationError (a text or a call's model missing), never a
+    different record. An episode's texts form one sequence: the initial observation, then
+    each step's observation and feedback. A text equal to the one just before it is left out
+    (a step's observation is most often the previous step's feedback); one that keeps most of
+    one of the two texts before it is written as `<field>_edit`: `[back, head, middle, tail]`,
+    the text `back` places before it with its first `head` and last `tail` characters kept and
+    `middle` between them, a string or a list of strings and `[start, length]` copies of that
+    text's characters (a dialogue grown by a turn, a room redrawn below a history that moved
+    on). A step's and a call's fields at their defaults are left out, and a call's model when
+    it is the episode's. `data` is left as it is."""
+    model = data.get("model")
+    step_defaults, call_defaults = _defaults(StepRecord), _defaults(ModelCallRecord)
+    before: tuple[str | None, str] = (None, data.get("initial_observation", ""))
+    steps = []
+    for step in data.get("steps") or ():
+        written: dict[str, Any] = {}
+        for key in _TEXT_FIELDS:
+            written[key] = _encode_text(step[key], *before)
+            before = (before[1], step[key])
+        out: dict[str, Any] = {}
+        for key, value in step.items():
+            if key in written:
+                if isinstance(written[key], list):
+                    out[key + _EDIT_SUFFIX] = written[key]
+                elif written[key] is not None:
+                    out[key] = value
+            elif key == "calls":
+                if value:
+                    out[key] = [_compact_call(call, model, call_defaults) for call in value]
+            elif not _at_default(step_defaults, key, value):
+                out[key] = value
+        steps.append(out)
+    return {**data, "schema_version": RECORD_SCHEMA_VERSION, "steps": steps}
+
+
+def expand_record(data: Any) -> Any:
+    """A parsed line of schema 3 (`compact_record`) with every text it left out or wrote as an
+    edit put back, and its calls' models, ready to validate (validation fills the fields left
+    out at their defaults). Older lines, and anything that is not a parsed record, come back as
+    they are. An edit that does not fit the text it names is a ValueError."""
+    if not isinstance(data, dict) or not isinstance(data.get("schema_version"), int):
+        return data
+    steps = data.get("steps")
+    if data["schema_version"] < 3 or not isinstance(steps, list):
+        return data
+    model = data.get("model")
+    before: tuple[Any, Any] = (None, data.get("initial_observation", ""))
+    out: list[Any] = []
+    for number, step in enumerate(steps):
+        if isinstance(step, dict):
+            step = dict(step)
+            for key in _TEXT_FIELDS:
+                step[key] = _decode_text(step, key, before, number)
+                before = (before[1], step[key])
+            calls = step.get("calls")
+            if isinstance(model, str) and isinstance(calls, list):
+                step["calls"] = [
+                    {"model": model, **call}
+                    if isinstance(call, dict) and "model" not in call
+                    else call
+                    for call in calls
+                ]
+        out.append(step)
+    return {**data, "steps": out}
+
+
+def _encode_text(text: str, earlier: str | None, last: str) -> str | list[Any] | None:
+    """How a text is written after `earlier` and `last`: None (left out: it is `last`), an
+    edit `[back, head, middle, tail]` of one of them, or the text itself. An edit's middle is a
+    string, or a list of strings and `[start, length]` copies of the edited text's characters
+    (lines the text shares with it away from its ends: a room redrawn below a history that
+    moved on, a map with one row changed)."""
+    if text == last:
+        return None
+    best: str | list[Any] = text
+    best_cost = len(text)
+    for back, ref in ((1, last), (2, earlier)):
+        if ref is None or best_cost * 8 < len(text):
+            continue  # nothing to edit, or the last text already gives most of this one
+        head = _common_prefix(ref, text)
+        tail = _common_suffix(ref, text, min(len(ref), len(text)) - head)
+        middle = _copies(ref, text[head : len(text) - tail])
+        cost = _EDIT_MIN_SAVING + (
+            len(middle)
+            if isinstance(middle, str)
+            else sum(len(p) + 3 if isinstance(p, str) else _COPY_COST for p in middle)
+        )
+        if cost < best_cost:
+            best, best_cost = [back, head, middle, tail], cost
+    return best
+
+
+def _copies(ref: str, text: str) -> str | list[Any]:
+    """`text` as strings and `[start, length]` copies of `ref`'s runs of whole lines (at least
+    `_MIN_COPY` characters), or `text` itself where no run is copied. Lines are looked up by
+    content, a run extended while the next lines agree: linear in the lines of both."""
+    if len(text) < _MIN_COPY or "\n" not in text:
+        return text
+    ref_lines = ref.splitlines(keepends=True)
+    starts = [0]
+    for line in ref_lines:
+        starts.append(starts[-1] + len(line))
+    where: dict[str, int] = {}
+    for number, line in enumerate(ref_lines):
+        where.setdefault(line, number)
+    lines = text.splitlines(keepends=True)
+    pieces: list[Any] = []
+    literal: list[str] = []
+    at, follows = 0, -1  # `follows`: the ref line after the last copied run
+    while at < len(lines):
+        line = lines[at]
+        if 0 <= follows < len(ref_lines) and ref_lines[follows] == line:
+            first = follows
+        else:
+            first = where.get(line, -1)
+        if first < 0:
+            literal.append(line)
+            at, follows = at + 1, -1
+            continue
+        run = 1
+        while (
+            at + run < len(lines)
+            and first + run < len(ref_lines)
+            and lines[at + run] == ref_lines[first + run]
+        ):
+            run += 1
+        length = starts[first + run] - starts[first]
+        if length < _MIN_COPY:
+            literal.extend(lines[at : at + run])
+        else:
+            if literal:
+                pieces.append("".join(literal))
+                literal = []
+            pieces.append([starts[first], length])
+        at, follows = at + run, first + run
+    if not any(isinstance(piece, list) for piece in pieces):
+        return text
+    if literal:
+        pieces.append("".join(literal))
+    return pieces
+
+
+def _decode_text(step: dict[str, Any], key: str, before: tuple[Any, Any], number: int) -> Any:
+    if key in step:
+        step.pop(key + _EDIT_SUFFIX, None)
+        return step[key]
+    edit = step.pop(key + _EDIT_SUFFIX, None)
+    if edit is None:
+        return before[1]
+    ok = isinstance(edit, list) and len(edit) == 4 and edit[0] in (1, 2)
+    if ok:
+        back, head, middle, tail = edit
+        ref = before[2 - back]
+        ok = (
+            isinstance(ref, str)
+            and isinstance(head, int)
+            and isinstance(tail, int)
+            and head >= 0
+            and tail >= 0
+            and head + tail <= len(ref)
+        )
+        if ok and not isinstance(middle, str):
+            middle = _join_copies(ref, middle)
+            ok = middle is not None
+    if not ok:
+        raise ValueError(
+            f"steps[{number}].{key}{_EDIT_SUFFIX}: {str(edit)[:80]} is not an edit "
+            "[back (1 or 2), head, middle, tail] of one of the two texts before it"
+        )
+    return ref[:head] + middle + ref[len(ref) - tail :]
+
+
+def _join_copies(ref: str, pieces: Any) -> str | None:
+    """The text of an edit's middle written as strings and copies of `ref` (None: not that)."""
+    if not isinstance(pieces, list):
+        return None
+    out = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+            continue
+        if not (isinstance(piece, list) and len(piece) == 2):
+            return None
+        start, length = piece
+        if not (isinstance(start, int) and isinstance(length, int)):
+            return None
+        if start < 0 or length < 0 or start + length > len(ref):
+            return None
+        out.append(ref[start : start + length])
+    return "".join(out)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix, found by comparing slices (no loop per character)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n - 1  # a[:lo] == b[:lo]; a[:hi + 1] != b[:hi + 1]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the longest common suffix, at most `limit`."""
+    la, lb = len(a), len(b)
+    if a[la - limit :] == b[lb - limit :]:
+        return limit
+    lo, hi = 0, limit - 1  # the last lo characters agree; the last hi + 1 do not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _compact_call(call: dict[str, Any], model: Any, defaults: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in call.items()
+        if not (key == "model" and value == model) and not _at_default(defaults, key, value)
+    }
+
+
+def _at_default(defaults: dict[str, Any], key: str, value: Any) -> bool:
+    """The dumped value of a field is its default, of the same type (0 is not 0.0, nor False)
+    and sign (-0.0 is not 0.0): left out, it reads back exactly."""
+    if key not in defaults:
+        return False
+    default = defaults[key]
+    if type(value) is not type(default) or value != default:
+        return False
+    return not isinstance(value, float) or math.copysign(1.0, value) > 0
+
+
+def _defaults(cls: type[BaseModel]) -> dict[str, Any]:
+    """The defaults of a record's optional fields."""
+    return {
+        name: field.get_default(call_default_factory=True)
+        for name, field in cls.model_fields.items()
+        if not field.is_required()
+    }
 
 
 class ModelOptions(BaseModel):

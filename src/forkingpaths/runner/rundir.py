@@ -24,6 +24,8 @@ from forkingpaths.core.records import (
     RunHeader,
     RunMetrics,
     RunSpec,
+    compact_record,
+    expand_record,
 )
 from forkingpaths.runner.transcripts import TEXTS_FILE, TextStore
 
@@ -111,7 +113,8 @@ class RunDirectory:
     """One run on disk. Episodes are appended one JSON line each and flushed, so a killed run
     loses at most the episodes in flight; a torn last line is dropped on the next open. The
     text of every model call's messages goes to the run's text store (`texts.jsonl`), once per
-    distinct chunk, before the record that refers to it."""
+    distinct chunk, before the record that refers to it; a step's observation and feedback stay
+    in the record's own line, each written once (`compact_record`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -192,11 +195,12 @@ class RunDirectory:
         return self.path / INDEX_FILE
 
     def append(self, record: EpisodeRecord) -> None:
-        """Write one finished episode (its message text into the text store first), then its
-        line of the episode index."""
+        """Write one finished episode (its message text into the text store first) in the
+        compact form of its schema (`compact_record`: no text twice, yet the line alone gives
+        the record back), then its line of the episode index."""
         data = record.model_dump(mode="json")
         self.texts.store(data)
-        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = json.dumps(compact_record(data), ensure_ascii=False, separators=(",", ":")) + "\n"
         offset = self.episodes_path.stat().st_size if self.episodes_path.exists() else 0
         append_jsonl(self.episodes_path, line, fsync=True)
         entry = {"offset": offset, "length": len(line.encode()), **episode_summary(data)}
@@ -212,16 +216,12 @@ class RunDirectory:
                 if not line.strip():
                     continue
                 try:
-                    record = EpisodeRecord.model_validate_json(line)
-                except ValidationError:
+                    record = parse_record(line)
+                except InvalidFile as exc:
+                    raise InvalidFile(f"{self.episodes_path}:{lineno}: {exc}") from None
+                except ValueError:
                     log.warning("%s:%d: skipped an unreadable record", self.episodes_path, lineno)
                     continue
-                if record.schema_version > RECORD_SCHEMA_VERSION:
-                    raise InvalidFile(
-                        f"{self.episodes_path}:{lineno}: record schema_version "
-                        f"{record.schema_version} is newer than this forkingpaths understands "
-                        f"({RECORD_SCHEMA_VERSION}); upgrade forkingpaths"
-                    )
                 yield record
 
     def latest_records(self, *, transcripts: bool = False) -> dict[tuple[str, int], EpisodeRecord]:
@@ -250,6 +250,38 @@ class RunDirectory:
                 f"forkingpaths understands ({SCHEMA_VERSION}); upgrade forkingpaths"
             )
         return metrics
+
+
+_FULL_LINES = ('{"schema_version":1,', '{"schema_version":2,')
+"""How lines of the record schemas that write every field out start: they need no expanding."""
+
+
+def parse_record(line: str | bytes) -> EpisodeRecord:
+    """One line of episodes.jsonl as its record, whatever schema version wrote it. A line of
+    schema 1 or 2 goes straight through pydantic's JSON validation, the fast path it always
+    took; a later one (`compact_record`) is parsed, expanded (`expand_record`: what it left
+    out put back) and validated. Raises ValueError (ValidationError included) for a line that
+    is no record, InvalidFile for a record of a newer schema than this version reads."""
+    full = _FULL_LINES if isinstance(line, str) else tuple(p.encode() for p in _FULL_LINES)
+    if line.startswith(full):
+        try:
+            record = EpisodeRecord.model_validate_json(line)
+        except ValidationError:
+            pass  # unreadable: parsed below, to be refused the same way as any line
+        else:
+            return record
+    data = json.loads(line)
+    if isinstance(data, dict):
+        _check_version(data.get("schema_version"))
+    return EpisodeRecord.model_validate(expand_record(data))
+
+
+def _check_version(version: Any) -> None:
+    if isinstance(version, int) and version > RECORD_SCHEMA_VERSION:
+        raise InvalidFile(
+            f"record schema_version {version} is newer than this forkingpaths understands "
+            f"({RECORD_SCHEMA_VERSION}); upgrade forkingpaths"
+        )
 
 
 def episode_summary(data: dict[str, Any]) -> dict[str, Any]:

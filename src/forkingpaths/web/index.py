@@ -13,8 +13,8 @@ import numpy as np
 from pydantic import ValidationError
 
 from forkingpaths.core.errors import InvalidFile
-from forkingpaths.core.records import RECORD_SCHEMA_VERSION, EpisodeRecord
-from forkingpaths.runner.rundir import EPISODES_FILE, INDEX_FILE, episode_summary
+from forkingpaths.core.records import RECORD_SCHEMA_VERSION, EpisodeRecord, expand_record
+from forkingpaths.runner.rundir import EPISODES_FILE, INDEX_FILE, episode_summary, parse_record
 from forkingpaths.runner.transcripts import TEXTS_FILE
 
 log = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ class EpisodeIndex:
                 if line.strip():
                     try:
                         data = json.loads(line)
-                        EpisodeRecord.model_validate(data)
+                        EpisodeRecord.model_validate(expand_record(data))
                         entry = {"offset": offset, "length": length, **episode_summary(data)}
                     except (ValueError, TypeError, AttributeError, ValidationError):
                         log.warning(
@@ -196,9 +196,13 @@ class EpisodeIndex:
             line = handle.read(entry["length"])
         where = f"the record at byte {entry['offset']}"
         try:
-            record = EpisodeRecord.model_validate_json(line)
+            record = parse_record(line)
+        except InvalidFile as exc:  # a record of a newer schema
+            raise InvalidFile(f"{self.episodes_path}: {exc}") from None
         except ValidationError as exc:
             return None, f"{where} is not readable ({exc.errors()[0]['msg']})"
+        except ValueError as exc:  # not JSON, or an edit that does not fit its text
+            return None, f"{where} is not readable ({exc})"
         if (record.instance_id, record.trial) != (entry["instance_id"], entry["trial"]):
             return None, f"{where} is not episode {entry['instance_id']}#{entry['trial']}"
         return record, ""
