@@ -28,7 +28,7 @@ def main() -> None:
                 )
             )
             wall = time.perf_counter() - start
-        steps = sum(len(r.steps) for r in result.records)
+        steps = sum(e.n_steps for e in result.episodes)
         metrics = result.metrics["metrics"]
         print(
             f"{agent:<12} {wall:>8.2f} {steps:>7} {steps / wall:>9.0f}  "

@@ -43,7 +43,7 @@ def main() -> None:
             )
         )
         wall = time.perf_counter() - started
-        records = result.records
+        records = list(result.records())
         calls = [c for r in records for s in r.steps for c in s.calls]
         act_calls = [c for r in records for s in r.steps for c in s.calls if c.purpose != "judge"]
         invalid = sum(not s.valid for r in records for s in r.steps)

@@ -61,7 +61,7 @@ def main() -> None:
                     execute_run(spec, run_options, runs_dir=Path(tmp), write_report=False)
                 )
                 wall = time.perf_counter() - start
-            records = [r for r in result.records if r.status == "ok"]
+            records = [r for r in result.records() if r.status == "ok"]
             calls = [c for r in records for s in r.steps for c in s.calls]
             by_role: Counter[str] = Counter()
             for call in calls:

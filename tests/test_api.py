@@ -12,4 +12,4 @@ def test_run_and_load_records(tmp_path: Path) -> None:
     assert result.metrics["metrics"]["success_rate"] == 1.0
     records = load_records(result.run_dir.path)
     assert [r.instance_id for r in records] == ["low-easy-s0"]
-    assert records[0].metrics == result.records[0].metrics
+    assert records[0].metrics == next(iter(result.records())).metrics

@@ -80,6 +80,10 @@ DEFERRABLE = (
     "huggingface_hub",
     "wandb",
     "ray",  # the Ray executor's extra: imported when a run asks for it
+    # What one command needs, imported by that command alone (aiohttp's server, the exports'
+    # libraries): the others start without them.
+    "forkingpaths.web",
+    "forkingpaths.export",
 )
 
 # Modules whose every import is deliberate and deferred: the sandbox's worker runs in a fresh

@@ -28,10 +28,6 @@ from forkingpaths.core.registry import (
     make_benchmark,
     scripted_policy_table,
 )
-from forkingpaths.export.inspect_log import export_inspect
-from forkingpaths.export.parquet import export_parquet
-from forkingpaths.export.parquet import push_to_hub as upload
-from forkingpaths.export.wandb_log import WandbLogger
 from forkingpaths.models.cache import merge_caches
 from forkingpaths.models.local import DEFAULT_CONTEXT, DEFAULT_THREADS, serve_local
 from forkingpaths.models.runtime import NODE_CACHE_GLOB, ModelRuntime
@@ -69,11 +65,6 @@ from forkingpaths.runner.suite import (
     rebuild_suite_report,
     run_suite,
 )
-from forkingpaths.web.bundle import MARKER as BUNDLE_MARKER
-from forkingpaths.web.bundle import write_bundle
-from forkingpaths.web.data import Viewer
-from forkingpaths.web.server import serve
-from forkingpaths.web.study import serve_study
 
 RUNS_DIR = Path("runs")
 
@@ -293,7 +284,11 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         )
 
         # Built before the run: a missing wandb package is refused before anything is written.
-        observers = [WandbLogger(wandb)] if wandb is not None else []
+        observers = []
+        if wandb is not None:
+            from forkingpaths.export.wandb_log import WandbLogger
+
+            observers.append(WandbLogger(wandb))
         result = _run_async(
             execute_run(
                 spec,
@@ -301,6 +296,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                 runs_dir=runs_dir,
                 run_id=run_id,
                 force_new=force_new,
+                # The terminal gets the summary now; report.html its figures a moment later.
+                figures="background",
                 observers=observers,
             )
         )
@@ -482,9 +479,11 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             console.print(f"report: {rebuild_suite_report(run_dir, console=console)}")
             return
         rd = RunDirectory(run_dir)
-        metrics, bench, records = rescore_run(rd)
-        write_run_report(rd, rd.read_header(), bench, records, metrics)
+        # One pass over the records (never all in memory); the summary is printed before the
+        # figures are drawn (matplotlib costs seconds), which this command waits for.
+        metrics, bench, scored = rescore_run(rd)
         print_metrics(console, bench, metrics)
+        write_run_report(rd, rd.read_header(), bench, scored, metrics)
         console.print(f"report: {rd.report_path}")
 
     @app.command("show")
@@ -523,11 +522,15 @@ def build_app(mount: str | None = "*") -> typer.Typer:
     ) -> None:
         """Side-by-side table of the headline metrics of several runs."""
 
-        table, path = compare_runs(run_dirs, html)
-        # Runs as columns, fields as rows: stays readable in a narrow terminal.
-        columns = [f"#{i + 1}" for i in range(len(table.rows))]
-        rows = [[field, *(row[j] for row in table.rows)] for j, field in enumerate(table.header)]
-        _print_table(console, table.title, ["field", *columns], rows)
+        def show(table: Any) -> None:  # a report.tables.Table
+            # Runs as columns, fields as rows: stays readable in a narrow terminal.
+            columns = [f"#{i + 1}" for i in range(len(table.rows))]
+            header = table.header
+            rows = [[field, *(row[j] for row in table.rows)] for j, field in enumerate(header)]
+            _print_table(console, table.title, ["field", *columns], rows)
+
+        # The table is printed before the HTML page's figures are drawn.
+        _, path = compare_runs(run_dirs, html, show=show)
         if path:
             console.print(f"comparison: {path}")
 
@@ -575,6 +578,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
     ) -> None:
         """An Inspect AI eval log of the run (one sample per episode, every call's messages,
         the metrics as scores): `inspect view` opens it. Needs the `inspect` extra."""
+        from forkingpaths.export.inspect_log import export_inspect
+
         _check_run_dir(run_dir)
         console.print(f"inspect log: {export_inspect(run_dir, out)}")
 
@@ -590,6 +595,9 @@ def build_app(mount: str | None = "*") -> typer.Typer:
     ) -> None:
         """The run's episodes, steps and model calls as Parquet tables (schema in
         docs/export-parquet.md), for pandas and `datasets`. Needs the `parquet` extra."""
+        from forkingpaths.export.parquet import export_parquet
+        from forkingpaths.export.parquet import push_to_hub as upload
+
         _check_run_dir(run_dir)
         tables = export_parquet(run_dir, out)
         for name, path in tables.items():
@@ -675,6 +683,11 @@ def build_app(mount: str | None = "*") -> typer.Typer:
     ) -> None:
         """Open runs in the browser: the runs, a run's tables and figures, every episode's steps
         and model calls beside its world, and comparisons. Read-only."""
+        from forkingpaths.web.bundle import MARKER as BUNDLE_MARKER
+        from forkingpaths.web.bundle import write_bundle
+        from forkingpaths.web.data import Viewer
+        from forkingpaths.web.server import serve
+
         if bundle is not None:
             if not paths:
                 raise ConfigError(
@@ -730,6 +743,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         """Run a human study in the browser: accounts (viewer, player, annotator, admin), people
         playing assigned instances under the agents' protocol, annotation of judged steps and
         built instances. The first start prints a one-time link that creates the admin."""
+        from forkingpaths.web.study import serve_study
+
         if not 0 <= port <= 65535:
             raise ConfigError(f"--port {port}: allowed: 0..65535 (0 picks a free port)")
         if runs_dir.exists() and not runs_dir.is_dir():

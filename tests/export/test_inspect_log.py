@@ -180,7 +180,7 @@ def test_an_errored_run_is_an_error_log_with_the_episode_error(tmp_path: Path) -
     assert "1 of 1 episodes errored" in log.error.message
     (sample,) = log.samples
     assert sample.error is not None
-    assert sample.error.message == result.records[0].error
+    assert sample.error.message == next(iter(result.records())).error
 
 
 def test_a_run_without_a_model_or_metrics_is_a_started_log_of_its_steps(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_a_run_without_a_model_or_metrics_is_a_started_log_of_its_steps(tmp_path
     assert log.results is None
     assert log.eval.model == "none/frontier"
     (sample,) = log.samples
-    record = result.records[0]
+    record = next(iter(result.records()))
     assert [m.text for m in sample.messages[1::2]] == [s.action for s in record.steps]
     assert sample.messages[0].text == record.initial_observation
 

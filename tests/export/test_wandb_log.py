@@ -139,7 +139,7 @@ async def test_a_run_is_logged_as_it_goes(tmp_path: Path) -> None:
 
     rows = sorted(wb.episodes, key=lambda row: row["episode"])
     assert [row["episode"] for row in rows] == [0, 1]
-    by_instance = {r.instance_id: r for r in result.records}
+    by_instance = {r.instance_id: r for r in result.records()}
     assert sorted(row["episode/instance_id"] for row in rows) == sorted(INSTANCES)
     for row in rows:
         record = by_instance[row["episode/instance_id"]]

@@ -20,7 +20,7 @@ async def test_calls_are_counted_by_purpose_with_the_judge_apart(tmp_path: Path)
         roles={"judge": RoleModel(model="scripted/escape-judge")},
     )
     result = await execute_run(spec, RunOptions(progress=False), runs_dir=tmp_path)
-    (record,) = result.records
+    (record,) = list(result.records())
     by_purpose: dict[str, int] = {}
     for step in record.steps:
         for call in step.calls:

@@ -117,7 +117,7 @@ async def test_episodes_table_has_one_steps_column(tmp_path: Path) -> None:
         tmp_path,
     )
     # griddag scores a `steps` metric per episode besides the record's steps.
-    assert "steps" in frontier.records[0].metrics
+    assert "steps" in next(iter(frontier.records())).metrics
     table = read_page(frontier.run_dir.report_path).tables["Episodes"]
     assert table[0].count("steps") == 1
     assert table[0][:4] == ["instance", "trial", "status", "steps"]

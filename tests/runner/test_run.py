@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from forkingpaths.core.errors import ConfigError, MissingAPIKey, NameNotFound, SpecMismatch
-from forkingpaths.core.records import RunOptions, RunSpec
+from forkingpaths.core.records import RECORD_SCHEMA_VERSION, RunOptions, RunSpec
 from forkingpaths.runner.run import execute_run
 from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.scoring import rescore_run
@@ -35,7 +35,7 @@ async def test_run_writes_the_run_directory(tmp_path: Path) -> None:
     lines = (path / "episodes.jsonl").read_text().splitlines()
     assert len(lines) == 3
     record = json.loads(lines[0])
-    assert record["schema_version"] == 2 and record["benchmark"] == "griddag-v1"
+    assert record["schema_version"] == RECORD_SCHEMA_VERSION and record["benchmark"] == "griddag-v1"
     assert record["steps"][0]["info"]["position"]
     metrics = json.loads((path / "metrics.json").read_text())
     assert metrics["episodes"] == {"planned": 3, "ok": 3, "errored": 0}
@@ -100,7 +100,7 @@ async def test_missing_api_key_is_refused_before_any_episode(
 async def test_garbage_model_records_invalid_actions_and_goes_on(tmp_path: Path) -> None:
     spec = _spec(agent="react", model="scripted/garbage", instances=["low-easy-s0"])
     result = await execute_run(spec, OPTIONS, runs_dir=tmp_path)
-    (record,) = result.records
+    (record,) = list(result.records())
     assert record.status == "ok"
     budget = record.metrics["budget"]
     assert len(record.steps) == budget, "garbage never ends the episode early"
@@ -116,7 +116,8 @@ async def test_scripted_frontier_model_through_react_solves(tmp_path: Path) -> N
     spec = _spec(agent="react", model="scripted/griddag-frontier")
     result = await execute_run(spec, OPTIONS, runs_dir=tmp_path)
     assert result.metrics["metrics"]["success_rate"] == 1.0
-    assert result.metrics["usage"]["calls"] == sum(len(r.steps) for r in result.records)
+    assert result.metrics["usage"]["calls"] == sum(len(r.steps) for r in result.records())
     assert all(
-        s.calls and s.calls[0].model == "scripted/griddag-frontier" for s in result.records[0].steps
+        s.calls and s.calls[0].model == "scripted/griddag-frontier"
+        for s in next(iter(result.records())).steps
     )

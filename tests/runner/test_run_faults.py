@@ -43,7 +43,7 @@ async def test_unreachable_endpoint_errors_episodes_and_the_run_goes_on(tmp_path
     options = RunOptions(concurrency=3, progress=False, max_retries=1, request_timeout_s=2)
     result = await execute_run(spec, options, runs_dir=tmp_path)
     assert result.metrics["episodes"] == {"planned": 3, "ok": 0, "errored": 3}
-    assert all(r.status == "error" and "ModelError" in (r.error or "") for r in result.records)
+    assert all(r.status == "error" and "ModelError" in (r.error or "") for r in result.records())
     assert result.metrics["complete"] is True
     assert (result.run_dir.path / "report.html").exists()
 
@@ -96,7 +96,7 @@ async def test_cache_hits_are_marked_and_skip_the_server(tmp_path: Path) -> None
         assert server.stats.requests == requests, "every call of the second run is a cache hit"
     assert first.metrics["usage"]["cached_calls"] == 0
     assert second.metrics["usage"]["cached_calls"] == second.metrics["usage"]["calls"] > 0
-    assert all(c.cached for r in second.records for s in r.steps for c in s.calls)
+    assert all(c.cached for r in second.records() for s in r.steps for c in s.calls)
     assert second.metrics["metrics"] == first.metrics["metrics"]
 
 

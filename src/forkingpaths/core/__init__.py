@@ -15,6 +15,8 @@ from forkingpaths.core.benchmark import (
     NoOptions,
     PlotArtifact,
     QuickConfig,
+    RecordReader,
+    ScoredEpisode,
     check_options,
 )
 from forkingpaths.core.chat import (
@@ -89,11 +91,13 @@ __all__ = [
     "OrderEnforcing",
     "PlotArtifact",
     "QuickConfig",
+    "RecordReader",
     "ResetNeeded",
     "RoleModel",
     "RunHeader",
     "RunOptions",
     "RunSpec",
+    "ScoredEpisode",
     "ScriptedPolicy",
     "SpecMismatch",
     "Step",

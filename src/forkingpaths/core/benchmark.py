@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -113,6 +114,42 @@ class PlotArtifact:
     title: str
     path: Path
     caption: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredEpisode:
+    """One episode as run-level scoring, reports and figures see it: its key, status, size and
+    usage, its per-episode metrics and the benchmark's `episode_facts`, without its steps. A
+    run keeps one of these per episode instead of its records (a 100,000-episode run's records
+    do not fit in memory; these do)."""
+
+    instance_id: str
+    trial: int
+    split: str
+    seed: int
+    status: Literal["ok", "error"]
+    error: str | None
+    """What went wrong, for an errored episode."""
+    n_steps: int
+    """Steps taken."""
+    n_calls: int
+    cost_usd: float
+    prompt_tokens: int
+    completion_tokens: int
+    duration_s: float
+    metrics: dict[str, Any]
+    """`EpisodeRecord.metrics` (recomputed by `episode_metrics` when a run is rescored)."""
+    facts: Mapping[str, Any]
+    """`Benchmark.episode_facts` of the record."""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.instance_id, self.trial)
+
+
+RecordReader = Callable[[Sequence[ScoredEpisode]], Iterator[EpisodeRecord]]
+"""Reads the full records of some episodes of a run, in the order given, one line of the run at
+a time (a figure that draws a few episodes' steps asks for those few)."""
 
 
 class Benchmark(ABC):
@@ -279,14 +316,30 @@ class Benchmark(ABC):
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
         """Per-episode metrics computed from the record alone (no model calls)."""
 
-    @abstractmethod
-    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
-        """Run-level metrics from the episodes' records (errored ones included as the paper
-        counts them, or excluded and counted, as the benchmark documents)."""
+    def episode_facts(self, record: EpisodeRecord) -> dict[str, Any]:
+        """What `aggregate` and `report_plots` read of an episode besides its metrics: a few
+        values from its outcome, initial info or steps (a judge's scores, a path list). Taken
+        once per record while the run is read one line at a time, and kept for every episode
+        of the run, so keep it small; none by default."""
+        return {}
 
-    def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
-        """Figures for the run report; written under out_dir."""
+    @abstractmethod
+    def aggregate(self, episodes: list[ScoredEpisode]) -> dict[str, Any]:
+        """Run-level metrics over the episodes (errored ones included as the paper counts them,
+        or excluded and counted, as the benchmark documents): their `metrics` and `facts`.
+        A list of records is scored with `score_records`."""
+
+    def report_plots(
+        self, episodes: list[ScoredEpisode], out_dir: Path, records: RecordReader
+    ) -> list[PlotArtifact]:
+        """Figures for the run report, written under out_dir, from the finished episodes;
+        `records` reads the full records of a few of them (a trajectory). Drawn after the
+        run's summary is printed (in the background after `forkingpaths run`)."""
         return []
+
+    def score_records(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+        """`aggregate` over records held in memory (a reproduction's pooled runs, a test)."""
+        return self.aggregate([scored_episode(self, record) for record in records])
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release what the benchmark holds across episodes (a sandbox pool); the runner calls
@@ -328,3 +381,49 @@ class Benchmark(ABC):
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
         """Figures comparing several runs (their metrics.json contents); written under out_dir."""
         return []
+
+
+def scored_episode(
+    benchmark: Benchmark, record: EpisodeRecord, *, recompute: bool = False
+) -> ScoredEpisode:
+    """What a run keeps of a record; with `recompute` an ok episode's metrics are computed
+    afresh by `episode_metrics` (a rescore) instead of read from the record."""
+    metrics = record.metrics
+    if recompute and record.status == "ok":
+        metrics = benchmark.episode_metrics(record)
+    return ScoredEpisode(
+        instance_id=sys.intern(record.instance_id),
+        trial=record.trial,
+        split=sys.intern(record.split),
+        seed=record.seed,
+        status=record.status,
+        error=record.error,
+        n_steps=len(record.steps),
+        n_calls=record.n_calls,
+        cost_usd=record.cost_usd,
+        prompt_tokens=record.usage.prompt_tokens,
+        completion_tokens=record.usage.completion_tokens,
+        duration_s=record.duration_s,
+        metrics=_shared(metrics),
+        facts=_shared(benchmark.episode_facts(record)) or _NO_FACTS,
+    )
+
+
+_NO_FACTS: Mapping[str, Any] = MappingProxyType({})
+"""The facts of an episode whose benchmark takes none: one read-only empty mapping for all."""
+
+
+def _shared(value: Any) -> Any:
+    """`value` with its dict keys and short strings interned: a run keeps one row per episode,
+    and every record's copy of the same key names would otherwise cost more than its values."""
+    if isinstance(value, dict):
+        return {sys.intern(k) if type(k) is str else k: _shared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shared(v) for v in value]
+    if type(value) is str and len(value) <= _SHARED_CHARS:
+        return sys.intern(value)
+    return value
+
+
+_SHARED_CHARS = 64
+"""Longest string value `_shared` interns (names and labels, not texts)."""

@@ -8,10 +8,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from forkingpaths.core.benchmark import ScoredEpisode
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RunSpec
+from forkingpaths.core.registry import make_benchmark
+from forkingpaths.runner.episode import plan_jobs
 from forkingpaths.runner.run import RunResult
 from forkingpaths.runner.rundir import RunDirectory
+from forkingpaths.runner.scoring import score_run
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +66,7 @@ def _tokens(record: EpisodeRecord) -> int:
     return record.usage.prompt_tokens + record.usage.completion_tokens
 
 
-def _error_line(record: EpisodeRecord) -> str:
+def _error_line(record: EpisodeRecord | ScoredEpisode) -> str:
     lines = (record.error or "").strip().splitlines()
     return lines[0][:_ERROR_CHARS] if lines else ""
 
@@ -184,12 +188,12 @@ class WandbLogger:
             run.summary.update(
                 {k: v for k, v in _flatten(result.metrics, "run").items() if _summary_key(k)}
             )
-            run.log({TABLE_KEY: self._table(result.records)})
+            run.log({TABLE_KEY: self._table(result.episodes)})
             run.finish()
         except Exception as exc:
             self._give_up(exc)
 
-    def _table(self, records: list[EpisodeRecord]) -> Any:
+    def _table(self, records: list[ScoredEpisode]) -> Any:
         names: dict[str, None] = {}  # metric columns in order of first appearance
         for record in records:
             for name, value in record.metrics.items():
@@ -216,11 +220,11 @@ class WandbLogger:
                 r.seed,
                 r.status,
                 _error_line(r),
-                len(r.steps),
+                r.n_steps,
                 r.n_calls,
                 r.cost_usd,
-                r.usage.prompt_tokens,
-                r.usage.completion_tokens,
+                r.prompt_tokens,
+                r.completion_tokens,
                 r.duration_s,
                 *(_number(r.metrics.get(name)) for name in names),
             ]
@@ -255,9 +259,13 @@ def log_run_to_wandb(
     directory = RunDirectory(Path(run_dir))
     header = directory.read_header()
     metrics = directory.read_metrics().model_dump()
-    records = list(directory.latest_records().values())
+    benchmark = make_benchmark(header.spec.benchmark, **header.spec.benchmark_options)
+    jobs = plan_jobs(header.spec, benchmark)
+    # One pass for the rows of the episode table, one to log each record: never all in memory.
+    scored = score_run(directory, benchmark, jobs)
     logger.run_started(directory, header.spec)
-    for record in records:
+    for record in scored.records():
         logger.episode_recorded(record)
     planned = metrics["episodes"]["planned"]
-    logger.run_finished(RunResult(directory, metrics, len(records), 0, planned, records=records))
+    episodes = len(scored.episodes)
+    logger.run_finished(RunResult(directory, metrics, episodes, 0, planned, scored=scored))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -205,7 +205,18 @@ def write_comparison(
     return out
 
 
-def compare_runs(run_dirs: Sequence[Path], html: Path | None) -> tuple[Table, Path | None]:
+def compare_runs(
+    run_dirs: Sequence[Path],
+    html: Path | None,
+    *,
+    show: Callable[[Table], None] | None = None,
+) -> tuple[Table, Path | None]:
+    """The comparison table of runs (`show` gets it first, before any figure is drawn) and the
+    HTML page when `html` names one. A run without metrics.json is scored from its records in
+    one pass."""
     summaries = [load_summary(Path(p)) for p in run_dirs]
+    table = comparison_table(summaries)
+    if show is not None:
+        show(table)
     path = write_comparison(run_dirs, html, summaries) if html else None
-    return comparison_table(summaries), path
+    return table, path

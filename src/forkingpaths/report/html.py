@@ -1,8 +1,9 @@
-"""Renders a run directory's report.html from its records and metrics."""
+"""Renders a run directory's report.html from its scored episodes and metrics."""
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,9 @@ from typing import Any
 import jinja2
 
 from forkingpaths.core.benchmark import Benchmark, PlotArtifact
-from forkingpaths.core.records import EpisodeRecord, RunHeader
+from forkingpaths.core.records import RunHeader
 from forkingpaths.core.version import __version__
+from forkingpaths.report.figures import FigureMode, Figures, start_figures
 from forkingpaths.report.tables import (
     Link,
     Table,
@@ -26,6 +28,7 @@ from forkingpaths.report.tables import (
     usage_table,
 )
 from forkingpaths.runner.rundir import RunDirectory
+from forkingpaths.runner.scoring import ScoredRun
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,31 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+def _page_context(
+    title: str,
+    run_dir: Path,
+    plots: Sequence[PlotArtifact],
+    errors: Sequence[dict[str, Any]],
+    rebuild: str | None,
+    recomputed: bool,
+    figures_note: str,
+) -> dict[str, Any]:
+    return dict(
+        title=title,
+        version=__version__,
+        run_dir=str(run_dir),
+        rebuild=rebuild or f"forkingpaths report {run_dir}",
+        recomputed=recomputed,
+        plots=[
+            {"src": _relative(p.path, run_dir), "title": p.title, "caption": p.caption}
+            for p in plots
+            if Path(p.path).is_file()
+        ],
+        errors=errors,
+        figures_note=figures_note,
+    )
+
+
 def render_page(
     title: str,
     run_dir: Path,
@@ -51,26 +79,35 @@ def render_page(
     *,
     rebuild: str | None = None,
     recomputed: bool = True,
+    figures_note: str = "",
 ) -> str:
     """A report page. `rebuild` is the command that rebuilds it (`forkingpaths report RUN_DIR`
     by default); `recomputed` says whether that command recomputes every number from the
     records (otherwise they are read from the runs' metrics.json). A figure whose file is
     missing (a benchmark that had nothing to draw) is left out."""
     template = _environment().get_template("run.html.j2")
-    return template.render(
-        title=title,
-        version=__version__,
-        run_dir=str(run_dir),
-        rebuild=rebuild or f"forkingpaths report {run_dir}",
-        recomputed=recomputed,
-        sections=sections,
-        plots=[
-            {"src": _relative(p.path, run_dir), "title": p.title, "caption": p.caption}
-            for p in plots
-            if Path(p.path).is_file()
-        ],
-        errors=errors,
-    )
+    context = _page_context(title, run_dir, plots, errors, rebuild, recomputed, figures_note)
+    return template.render(sections=sections, **context)
+
+
+def write_page(
+    path: Path,
+    title: str,
+    run_dir: Path,
+    sections: Sequence[Table],
+    plots: Sequence[PlotArtifact],
+    errors: Sequence[dict[str, Any]] = (),
+    *,
+    figures_note: str = "",
+) -> None:
+    """`render_page` written to `path` as it is rendered, a table's rows taken one at a time
+    (they may be a generator), then moved into place: a reader never sees half a page."""
+    template = _environment().get_template("run.html.j2")
+    context = _page_context(title, run_dir, plots, errors, None, True, figures_note)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        template.stream(sections=sections, **context).dump(fh)
+    os.replace(tmp, path)
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -99,19 +136,40 @@ def write_run_report(
     run_dir: RunDirectory,
     header: RunHeader,
     benchmark: Benchmark,
-    records: Sequence[EpisodeRecord],
+    scored: ScoredRun,
     summary: dict[str, Any],
-) -> Path:
-    ok = [r for r in records if r.status == "ok"]
+    *,
+    figures: FigureMode = "inline",
+) -> Figures | None:
+    """Write report.html: the run's tables and one row per episode, written as it is rendered
+    (a run of any size in little memory), with its figures. `figures`: `inline` draws them
+    first (the caller waits), `background` writes the page now, saying its figures are being
+    drawn, and starts a process that draws them and writes the page again (returned, to
+    wait for), `none` leaves them out (and the page refers to `forkingpaths report`)."""
     plots: list[PlotArtifact] = []
-    if ok:
+    ok = scored.ok
+    drawing = figures == "background" and bool(ok)
+    if figures == "inline" and ok:
         try:
-            plots = benchmark.report_plots(ok, run_dir.path / "plots")
+            plots = benchmark.report_plots(ok, run_dir.path / "plots", scored.records)
         except Exception:  # a broken figure must not cost the user the rest of the report
             log.exception("plotting failed for %s; the report has no figures", run_dir.path)
-    sections = [*run_sections(header, benchmark, summary), episodes_table(benchmark, records)]
-    html = render_page(
-        f"{benchmark.id} — {header.run_id}", run_dir.path, sections, plots, summary["errors"]
+    sections = [
+        *run_sections(header, benchmark, summary),
+        episodes_table(benchmark, scored.episodes),
+    ]
+    note = ""
+    if drawing:
+        note = "Figures are being drawn in the background: reload this page in a few seconds."
+    elif figures == "none" and ok:
+        note = f"Figures are left out: forkingpaths report {run_dir.path} draws them."
+    write_page(
+        run_dir.report_path,
+        f"{benchmark.id} — {header.run_id}",
+        run_dir.path,
+        sections,
+        plots,
+        summary["errors"],
+        figures_note=note,
     )
-    run_dir.report_path.write_text(html, encoding="utf-8")
-    return run_dir.report_path
+    return start_figures(run_dir) if drawing else None

@@ -8,8 +8,8 @@ from typing import Any
 
 from rich.table import Table as RichTable
 
-from forkingpaths.core.benchmark import Benchmark, MetricSpec
-from forkingpaths.core.records import EpisodeRecord, RunHeader
+from forkingpaths.core.benchmark import Benchmark, MetricSpec, ScoredEpisode
+from forkingpaths.core.records import RunHeader
 
 
 @dataclass
@@ -252,23 +252,25 @@ EPISODE_COLUMNS = ("instance", "trial", "status", "steps")
 """The columns every episode row starts with; `steps` counts the record's steps."""
 
 
-def episodes_table(benchmark: Benchmark, records: Sequence[EpisodeRecord]) -> Table:
+def episodes_table(benchmark: Benchmark, episodes: Sequence[ScoredEpisode]) -> Table:
+    """One row per episode; the rows are made as the page takes them (a generator), so a run
+    of 100,000 episodes is never a table in memory."""
     keys: list[str] = []
-    for record in records:
-        for key, value in record.metrics.items():
+    for episode in episodes:
+        for key, value in episode.metrics.items():
             # A metric named like a fixed column (griddag's and eeb's `steps`) would repeat it.
             if isinstance(value, bool | int | float) and key not in keys + list(EPISODE_COLUMNS):
                 keys.append(key)
     keys = keys[:8]
     specs = benchmark.metric_specs
-    rows = [
+    rows = (
         [
-            r.instance_id,
-            r.trial,
-            r.status,
-            len(r.steps),
-            *(metric_cell(k, r.metrics.get(k), specs) for k in keys),
+            e.instance_id,
+            e.trial,
+            e.status,
+            e.n_steps,
+            *(metric_cell(k, e.metrics.get(k), specs) for k in keys),
         ]
-        for r in records
-    ]
-    return Table("Episodes", [*EPISODE_COLUMNS, *keys], rows)
+        for e in episodes
+    )
+    return Table("Episodes", [*EPISODE_COLUMNS, *keys], rows)  # type: ignore[arg-type]

@@ -9,24 +9,25 @@ import hashlib
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from forkingpaths.core.benchmark import Benchmark
+from forkingpaths.core.benchmark import Benchmark, ScoredEpisode
 from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.models.factory import check_model_access, close_models
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.usage import UsageMeter
+from forkingpaths.report.figures import FigureMode, Figures
 from forkingpaths.report.html import write_run_report
-from forkingpaths.runner.episode import EpisodeContext, EpisodeRunner, plan_jobs
+from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, EpisodeRunner, plan_jobs
 from forkingpaths.runner.executor import Executor, LocalExecutor
 from forkingpaths.runner.progress import RunProgress
 from forkingpaths.runner.ray_executor import RayExecutor, check_ray_address
 from forkingpaths.runner.rundir import RunDirectory, check_run_id
-from forkingpaths.runner.scoring import finalize_run
+from forkingpaths.runner.scoring import ScoredRun, finalize_run
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +42,25 @@ class RunResult:
     skipped_episodes: int
     planned_episodes: int
     budget_exhausted: bool = False
-    records: list[EpisodeRecord] = field(default_factory=list)
+    scored: ScoredRun | None = None
+    """The planned episodes' rows (latest record each, in plan order), and their records."""
+    figures: Figures | None = None
+    """The report's figures when they are drawn in the background (`figures="background"`)."""
 
     @property
-    def errored(self) -> list[EpisodeRecord]:
+    def episodes(self) -> list[ScoredEpisode]:
+        """The planned episodes that have a record: one row each (their latest)."""
+        return self.scored.episodes if self.scored is not None else []
+
+    @property
+    def errored(self) -> list[ScoredEpisode]:
         """The planned episodes whose latest record is an error (this and earlier invocations)."""
-        return [r for r in self.records if r.status == "error"]
+        return [e for e in self.episodes if e.status == "error"]
+
+    def records(self) -> Iterator[EpisodeRecord]:
+        """The planned episodes' latest records, in the order they were recorded, read from
+        the run directory one at a time (a run's records are never all in memory)."""
+        return iter(()) if self.scored is None else self.scored.records()
 
 
 class RunObserver(Protocol):
@@ -93,7 +107,7 @@ def _placeholder(value: str) -> str:
     return "#" if value.isdigit() else "<id>"
 
 
-def group_errors(records: Iterable[EpisodeRecord]) -> list[tuple[int, str]]:
+def group_errors(records: Iterable[EpisodeRecord | ScoredEpisode]) -> list[tuple[int, str]]:
     """Errored episodes grouped by cause, most frequent first: `(count, cause)`.
 
     Causes that differ only in numbers or ids (a step number, a request id) are one group; such
@@ -122,7 +136,7 @@ def group_errors(records: Iterable[EpisodeRecord]) -> list[tuple[int, str]]:
     return out
 
 
-def describe_errors(records: Iterable[EpisodeRecord], where: str = "") -> list[str]:
+def describe_errors(records: Iterable[EpisodeRecord | ScoredEpisode], where: str = "") -> list[str]:
     """The lines that tell the user which episodes errored and why (empty when none did):
     `12 episodes errored[ in WHERE]:` then `  12 x CAUSE` per group."""
     groups = group_errors(records)
@@ -233,10 +247,13 @@ async def execute_run(
     run_id: str | None = None,
     force_new: bool = False,
     write_report: bool = True,
+    figures: FigureMode = "inline",
     observers: Sequence[RunObserver] = (),
 ) -> RunResult:
     """Run (or resume) a spec. Cancelling this coroutine (Ctrl-C) keeps every finished record.
-    `observers` are told of the run's start, each recorded episode and its end."""
+    `observers` are told of the run's start, each recorded episode and its end. `figures`:
+    how report.html gets its figures (`background` when a terminal waits for the summary:
+    see `write_run_report`)."""
     if run_id is not None:
         check_run_id(run_id)
     # A price file that cannot be read is refused now, whatever the model (scripted ones too).
@@ -261,11 +278,12 @@ async def execute_run(
     executor.check()
     run_dir.open(spec)
 
-    existing = run_dir.latest_records()
+    # What resuming needs of each recorded episode (its latest record), not the records.
+    existing = _recorded(run_dir)
     todo = [
         job
         for job in jobs
-        if job.key not in existing or (options.retry_errors and existing[job.key].status == "error")
+        if job.key not in existing or (options.retry_errors and existing[job.key][0] == "error")
     ]
     skipped = len(jobs) - len(todo)
     if skipped:
@@ -285,9 +303,9 @@ async def execute_run(
             spec.model,
         )
     for observer in observers:
-        observer.run_started(run_dir, spec, existing.values())
+        observer.run_started(run_dir, spec, _latest_records(run_dir, existing))
     # The budget covers the whole run, earlier invocations included.
-    spent_before = sum(record.cost_usd for record in existing.values())
+    spent_before = sum(cost for _, cost, _ in existing.values())
     budget_hit = False
 
     def should_continue() -> bool:
@@ -348,15 +366,57 @@ async def execute_run(
             spent_before + meter.cost_usd,
             len(todo) - new,
         )
-    metrics, records = finalize_run(run_dir, benchmark, jobs)
     # A resumed run with nothing new keeps its report (drawing figures costs seconds; a
     # reproduction resumes many runs); `forkingpaths report RUN` rebuilds it on demand.
-    if write_report and (new or not run_dir.report_path.exists()):
-        write_run_report(run_dir, run_dir.read_header(), benchmark, records, metrics)
-    result = RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, records)
+    metrics, scored, drawing = finish_run(
+        run_dir,
+        benchmark,
+        jobs,
+        write_report=write_report and (new > 0 or not run_dir.report_path.exists()),
+        figures=figures,
+    )
+    result = RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, scored, drawing)
     for observer in observers:
         observer.run_finished(result)
     return result
+
+
+def finish_run(
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    jobs: Sequence[EpisodeJob],
+    *,
+    write_report: bool = True,
+    figures: FigureMode = "inline",
+) -> tuple[dict[str, Any], ScoredRun, Figures | None]:
+    """A run's end: one pass over its records for metrics.json, then report.html (and its
+    figures, as `figures` says). The records are read one at a time, never all held."""
+    metrics, scored = finalize_run(run_dir, benchmark, jobs)
+    drawing = None
+    if write_report:
+        drawing = write_run_report(
+            run_dir, run_dir.read_header(), benchmark, scored, metrics, figures=figures
+        )
+    return metrics, scored, drawing
+
+
+def _recorded(run_dir: RunDirectory) -> dict[tuple[str, int], tuple[str, float, int]]:
+    """Each recorded episode's status and cost (its latest record) and that record's position
+    among the run's records."""
+    out: dict[tuple[str, int], tuple[str, float, int]] = {}
+    for position, record in enumerate(run_dir.iter_records()):
+        out[record.key] = (record.status, record.cost_usd, position)
+    return out
+
+
+def _latest_records(
+    run_dir: RunDirectory, recorded: dict[tuple[str, int], tuple[str, float, int]]
+) -> Iterator[EpisodeRecord]:
+    """The latest record of each recorded episode, read again one at a time."""
+    for position, record in enumerate(run_dir.iter_records()):
+        entry = recorded.get(record.key)
+        if entry is not None and entry[2] == position:
+            yield record
 
 
 @contextlib.contextmanager
@@ -385,6 +445,7 @@ __all__ = [
     "describe_errors",
     "error_cause",
     "execute_run",
+    "finish_run",
     "group_errors",
     "plan_jobs",
     "validate_spec",

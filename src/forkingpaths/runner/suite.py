@@ -76,7 +76,10 @@ def run_suite(
     )
     with cluster:
         for spec in quick_specs() if suite == "quick" else local_specs():
-            result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir))
+            # Each run's figures are drawn in the background while the next run plays.
+            result = asyncio.run(
+                execute_run(spec, options, runs_dir=runs_dir, figures="background")
+            )
             results.append(result)
 
     suite_dir = Path(runs_dir) / f"suite-{suite}"
@@ -108,16 +111,24 @@ def rebuild_suite_report(path: Path, console: Console | None = None) -> Path:
         raise InvalidFile(f"{suite_file}: not a suite record ({reason})") from None
     run_dirs = [Path(os.path.normpath(suite_dir / rel)) for rel in record.runs]
     summaries = []
+    rescored = []
     for run_path in run_dirs:
         run_dir = RunDirectory(run_path)
         if not run_dir.exists():
             raise InvalidFile(f"{suite_file}: {run_path} is not a run directory (no spec.json)")
-        metrics, bench, records = rescore_run(run_dir)
-        write_run_report(run_dir, run_dir.read_header(), bench, records, metrics)
+        metrics, bench, scored = rescore_run(run_dir)
+        # The pages first without their figures (the suite's page links them), the tables on
+        # the terminal, then the figures: matplotlib costs seconds, the tables come first.
+        write_run_report(run_dir, run_dir.read_header(), bench, scored, metrics, figures="none")
         summaries.append(metrics)
-    return _write_suite_report(
+        rescored.append((run_dir, bench, scored, metrics))
+    report = _write_suite_report(
         console or Console(quiet=True), record.suite, suite_dir, run_dirs, summaries
     )
+    for run_dir, bench, scored, metrics in rescored:
+        if scored.ok:
+            write_run_report(run_dir, run_dir.read_header(), bench, scored, metrics)
+    return report
 
 
 def _write_suite_report(

@@ -98,8 +98,8 @@ def test_release_averaging_counts_level_0_rows_with_novelty_0_pooled_over_rows()
 
 
 def test_the_option_switches_run_metrics_and_leaves_combo_alone() -> None:
-    paper = CreativeBenchmark().aggregate(RECORDS)
-    release = CreativeBenchmark(explore_averaging="release").aggregate(RECORDS)
+    paper = CreativeBenchmark().score_records(RECORDS)
+    release = CreativeBenchmark(explore_averaging="release").score_records(RECORDS)
     assert paper["explore_averaging"] == "paper" and release["explore_averaging"] == "release"
     assert paper["explore_novelty"] == pytest.approx((0.5 + 1.75 / 3) / 2)
     assert release["explore_novelty"] == pytest.approx(0.325)

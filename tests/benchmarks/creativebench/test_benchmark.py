@@ -95,7 +95,7 @@ def test_reference_run_passes_everything_and_scores_novelty(tmp_path: Path) -> N
     assert metrics["combo_creativity"] == pytest.approx(metrics["combo_novelty"])
     assert metrics["isolation"]
     bench = CreativeBenchmark()
-    for record in result.records:
+    for record in result.records():
         assert bench.episode_metrics(record) == record.metrics
 
 
@@ -110,7 +110,7 @@ def test_scripted_solver_answers_the_references_and_the_judge_rates_them(tmp_pat
         runs_dir=tmp_path,
         options=RunOptions(progress=False, cache=False),
     )
-    (record,) = result.records
+    (record,) = list(result.records())
     # Seed 42 misses no level of count-primes (`scripted.misses`): every reference passes.
     assert {s.info["verdict"] for s in record.steps} == {"PASSED"}
     assert all(s.info["baseline"] == "run-level0" for s in record.steps[1:])
@@ -283,9 +283,9 @@ def test_three_trials_are_three_draws_never_replayed_by_the_cache(
                 force_new=True,
                 options=RunOptions(progress=False),  # the response cache is on
             )
-            assert sorted(r.seed for r in result.records) == [42, 43, 44]
+            assert sorted(r.seed for r in result.records()) == [42, 43, 44]
             assert result.metrics["metrics"]["judge"] == "none"  # Combo is never judged
-            cached.append([c.cached for r in result.records for s in r.steps for c in s.calls])
+            cached.append([c.cached for r in result.records() for s in r.steps for c in s.calls])
     assert cached[0] == [False, False, False]  # three seeds, three distinct requests
     assert cached[1] == [True, True, True]  # the cache works, each trial from its own entry
 
@@ -306,9 +306,9 @@ def test_the_judge_defaults_to_the_agents_model_with_one_warning(
         runs_dir=tmp_path,
         options=RunOptions(progress=False, cache=False, concurrency=1),
     )
-    assert {r.initial_info["judge"] for r in result.records} == {"scripted/creative-solver"}
-    assert all(r.initial_info["judge_is_solver"] for r in result.records)
-    assert all(r.metrics["judge"] == "scripted/creative-solver" for r in result.records)
+    assert {r.initial_info["judge"] for r in result.records()} == {"scripted/creative-solver"}
+    assert all(r.initial_info["judge_is_solver"] for r in result.records())
+    assert all(r.metrics["judge"] == "scripted/creative-solver" for r in result.records())
     assert result.metrics["metrics"]["judge"] == "scripted/creative-solver"
     warnings = [m for m in caplog.messages if "judge is the solver's own model" in m]
     assert len(warnings) == 1
@@ -325,7 +325,7 @@ def test_without_any_model_the_static_checker_decides_and_the_judge_is_none(
         runs_dir=tmp_path,
         options=RunOptions(progress=False),
     )
-    (record,) = result.records
+    (record,) = list(result.records())
     assert record.initial_info["judge"] == "none" and record.metrics["judge"] == "none"
     assert result.metrics["metrics"]["judge"] == "none"
     assert not any("judge" in s.info for s in record.steps)
@@ -438,7 +438,7 @@ def test_novelty_over_passed_rows_only(tmp_path: Path) -> None:
     )
     metrics = result.metrics["metrics"]
     assert metrics["explore_novelty_passed"] == pytest.approx(metrics["explore_novelty"])
-    record = result.records[0]
+    record = next(iter(result.records()))
     record.steps[1].info["quality"] = 0.0  # one failed row leaves the passed-only mean
     passed = [s.info["novelty"] for s in record.steps[2:]]
     cells = CreativeBenchmark().episode_metrics(record)
@@ -463,8 +463,8 @@ def test_the_benchmark_scores_with_the_metrics_module(
     bench = CreativeBenchmark()
     monkeypatch.setattr(metrics_module, "creativity", lambda q, n: 7.0)
     monkeypatch.setattr(metrics_module, "mean_std", lambda values: (5.0, 0.5))
-    assert bench.episode_metrics(result.records[0])["creativity"] == 7.0
-    summary = bench.aggregate(result.records)
+    assert bench.episode_metrics(next(iter(result.records())))["creativity"] == 7.0
+    summary = bench.score_records(list(result.records()))
     assert summary["combo_creativity"] == 5.0 and summary["combo_creativity_std"] == 0.5
     assert not hasattr(benchmark_module, "statistics")  # no second implementation
 

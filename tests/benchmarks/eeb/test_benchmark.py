@@ -145,7 +145,7 @@ async def test_human_agent_plays_one_episode_at_a_time(
     monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
     spec = RunSpec(benchmark="eeb", split="maze", instances=["maze-l1-000"], agent="human")
     result = await execute_run(spec, RunOptions(concurrency=8), runs_dir=tmp_path)
-    (record,) = result.records
+    (record,) = list(result.records())
     assert record.status == "ok" and record.steps and record.steps[0].action.endswith("9")
 
 

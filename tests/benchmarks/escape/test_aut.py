@@ -168,7 +168,7 @@ def test_metric_specs_cover_the_aggregate() -> None:
     record = EpisodeRecord(
         run_id="r", benchmark="aut-v1", split="objects", instance_id="brick", seed=0, agent="b"
     )
-    scalar = {k for k, v in AUTBenchmark().aggregate([record]).items() if k != "by_run"}
+    scalar = {k for k, v in AUTBenchmark().score_records([record]).items() if k != "by_run"}
     assert scalar == set(specs)
 
 
@@ -393,7 +393,7 @@ async def test_redna_episode_exact_uses_ratings_and_metrics() -> None:
             },
         ],
     }
-    agg = bench.aggregate([record])
+    agg = bench.score_records([record])
     assert agg["originality"] == pytest.approx(29 / 9)
     assert agg["originality_std"] == pytest.approx(math.sqrt(93) / 9)
     assert agg["elaboration"] == pytest.approx(30 / 9)
@@ -417,7 +417,7 @@ async def test_quick_suite_values_under_the_scripted_stand_ins() -> None:
     assert [s.thought for s in base[0].steps] == [""] * 3
     assert [[c.purpose for c in s.calls] for s in base[0].steps] == [["act", "judge"]] * 3
     by_run = {"objects": 2, "fluency": 3.0, "rated_uses": 6}
-    assert bench.aggregate(base) == {
+    assert bench.score_records(base) == {
         "originality": pytest.approx(5 / 3),
         "originality_std": 0.0,
         "elaboration": 2.0,
@@ -437,7 +437,7 @@ async def test_quick_suite_values_under_the_scripted_stand_ins() -> None:
     }
     # Every elaborated ReDNA use has 18+ words and a causal word: 5 and 5 (metrics.json of the
     # quick suite).
-    agg = bench.aggregate(redna)
+    agg = bench.score_records(redna)
     assert {k: agg[k] for k in ("originality", "elaboration", "fluency", "rated_uses")} == {
         "originality": 5.0,
         "elaboration": 5.0,
@@ -468,7 +468,7 @@ async def test_unjudged_episode_has_no_scores() -> None:
     m = record.metrics
     assert m["judged"] is False and m["originality"] is None and m["elaboration"] is None
     assert m["fluency"] == 3.0 and m["rated_uses"] == 0
-    agg = AUTBenchmark().aggregate([record])
+    agg = AUTBenchmark().score_records([record])
     assert agg["originality"] is None and agg["originality_std"] is None and agg["judged"] is False
     assert agg["fluency"] == 3.0 and agg["fluency_std"] == 0.0 and agg["runs"] == 2
 
@@ -504,7 +504,7 @@ async def test_aggregate_pools_uses_per_run_and_leaves_errored_episodes_out() ->
         agent="redna",
         status="error",
     )
-    agg = bench.aggregate([brick, clip, errored])
+    agg = bench.score_records([brick, clip, errored])
     assert [r["originality"] for r in agg["by_run"]] == [2.0, 3.0, 5.0]
     assert [r["fluency"] for r in agg["by_run"]] == [2.0, 3.0, 3.0]
     assert [r["rated_uses"] for r in agg["by_run"]] == [4, 6, 6]

@@ -8,6 +8,7 @@ from forkingpaths.benchmarks.escape.metrics import (
     attempt_steps,
     counted_paths,
     divergence_momentum,
+    episode_facts,
     is_judged,
     path_discovery,
     path_table,
@@ -42,29 +43,34 @@ def record(
     )
 
 
+def facts(*records: EpisodeRecord) -> list[dict[str, Any]]:
+    """What the metrics read of the records (a run keeps these, not the records)."""
+    return [episode_facts(r) for r in records]
+
+
 def test_path_discovery_counts_distinct_paths_over_the_paths_there_are() -> None:
     one = record(["P1_B", "P1_A"], [4, 6, 50, 50])
     two = record(["P1_A"], [50, 50, 50, 20])
     none = {"extra_paths_found": 0, "extra_paths_total": 0}
-    assert path_discovery([one]) == {
+    assert path_discovery(facts(one)) == {
         "paths_found": 2,
         "paths_total": 4,
         "path_discovery": 0.5,
         **none,
     }
-    assert path_discovery([one, two]) == {
+    assert path_discovery(facts(one, two)) == {
         "paths_found": 3,
         "paths_total": 8,
         "path_discovery": 0.375,
         **none,
     }
-    assert path_discovery([]) == {
+    assert path_discovery(facts()) == {
         "paths_found": 0,
         "paths_total": 0,
         "path_discovery": None,
         **none,
     }
-    assert attempt_steps([one, two]) == [4, 6, 50, 50, 50, 50, 50, 20]
+    assert attempt_steps(facts(one, two)) == [4, 6, 50, 50, 50, 50, 50, 20]
 
 
 def test_a_path_the_paper_lacks_is_counted_apart_unless_included() -> None:
@@ -73,29 +79,29 @@ def test_a_path_the_paper_lacks_is_counted_apart_unless_included() -> None:
     found.outcome["paths_extra"] = ["P1_C1"]
     missed = record(["P1_B"], [5])
     missed.outcome["paths_extra"] = ["P1_C1"]
-    assert path_discovery([found, missed]) == {
+    assert path_discovery(facts(found, missed)) == {
         "paths_found": 2,
         "paths_total": 6,
         "path_discovery": 2 / 6,
         "extra_paths_found": 1,
         "extra_paths_total": 2,
     }
-    assert path_discovery([found, missed], include_extra=True) == {
+    assert path_discovery(facts(found, missed), include_extra=True) == {
         "paths_found": 3,
         "paths_total": 8,
         "path_discovery": 0.375,
         "extra_paths_found": 1,
         "extra_paths_total": 2,
     }
-    assert counted_paths(found) == (["P1_A"], ["P1_A", "P1_B", "P1_C2"])
+    assert counted_paths(episode_facts(found)) == (["P1_A"], ["P1_A", "P1_B", "P1_C2"])
 
 
 def test_path_table_marks_a_path_found_in_any_record() -> None:
     one = record(["P1_B"], [4])
     two = record(["P1_C2", "P1_B"], [4])
-    assert path_table([one]) == {"P1_A": "X", "P1_B": "O", "P1_C1": "X", "P1_C2": "X"}
-    assert path_table([one, two]) == {"P1_A": "X", "P1_B": "O", "P1_C1": "X", "P1_C2": "O"}
-    assert path_table([]) == {}
+    assert path_table(facts(one)) == {"P1_A": "X", "P1_B": "O", "P1_C1": "X", "P1_C2": "X"}
+    assert path_table(facts(one, two)) == {"P1_A": "X", "P1_B": "O", "P1_C1": "X", "P1_C2": "O"}
+    assert path_table(facts()) == {}
 
 
 def test_divergence_momentum_means_scored_steps_and_counts_missing_ones() -> None:
@@ -108,14 +114,14 @@ def test_divergence_momentum_means_scored_steps_and_counts_missing_ones() -> Non
         ),
     )
     two = record([], [3], ({"originality": 5, "elaboration": 1, "groundedness": 4},))
-    assert divergence_momentum([one, two]) == {
+    assert divergence_momentum(facts(one, two)) == {
         "originality": 3.5,
         "elaboration": 2.5,
         "groundedness": 3.5,
         "judged_steps": 2,
         "judge_missing": 1,
     }
-    assert divergence_momentum([record([], [3])]) == {
+    assert divergence_momentum(facts(record([], [3]))) == {
         "originality": None,
         "elaboration": None,
         "groundedness": None,

@@ -285,7 +285,7 @@ def test_run_with_a_judge_role_end_to_end(tmp_path: Path) -> None:
         3.0,
         4.0,
     )
-    record = result.records[0]
+    record = next(iter(result.records()))
     judge_calls = [c for s in record.steps for c in s.calls if c.purpose == "judge"]
     assert (len(record.steps), record.n_calls, len(judge_calls)) == (48, 60, 12)
 

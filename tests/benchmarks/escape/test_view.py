@@ -17,7 +17,7 @@ from forkingpaths.benchmarks.escape.aut import AUTBenchmark
 from forkingpaths.benchmarks.escape.aut_scripted import AUTJudgePolicy, AUTScriptedPolicy
 from forkingpaths.benchmarks.escape.benchmark import EscapeBenchmark
 from forkingpaths.benchmarks.escape.judge_scripted import DivergenceJudgePolicy
-from forkingpaths.benchmarks.escape.metrics import counted_paths, is_judged
+from forkingpaths.benchmarks.escape.metrics import counted_paths, episode_facts, is_judged
 from forkingpaths.core.records import EpisodeRecord, StepRecord
 from forkingpaths.models.runtime import ModelRuntime
 from forkingpaths.models.scripted import GarbagePolicy, ScriptedModel
@@ -121,7 +121,7 @@ async def test_paths_found_only_grow_and_match_the_metric() -> None:
     for before, after in itertools.pairwise(found):
         assert after[: len(before)] == before
     assert found[-1] == record.outcome["paths_found"] == ["P1_A", "P1_B"]
-    counted, total = counted_paths(record)
+    counted, total = counted_paths(episode_facts(record))
     assert (view["paths_found"], view["paths_total"]) == (len(counted), len(total)) == (2, 4)
     by_id = {p["id"]: p for p in view["paths"]}
     assert [p["id"] for p in view["paths"]] == ["P1_A", "P1_B", "P1_C1", "P1_C2"]
@@ -182,7 +182,7 @@ async def test_judge_scores_and_missing_scores_per_step() -> None:
 
 def test_two_phase_scenario_under_the_oracle(tmp_path: Path) -> None:
     result = run("escape", agent="oracle", instances=["house_heist"], runs_dir=tmp_path)
-    record = result.records[0]
+    record = next(iter(result.records()))
     b = EscapeBenchmark()
     view = view_of(b, record)
     assert view["title"] == "House Heist" and view["objective"]

@@ -106,7 +106,7 @@ def test_metric_specs_cover_every_run_level_metric() -> None:
     bench = GridDagBenchmark()
     record = played_record(bench, "low-easy-s0", ["right"])
     record.metrics = bench.episode_metrics(record)
-    keys = set(bench.aggregate([record])) - {"by_group"}
+    keys = set(bench.score_records([record])) - {"by_group"}
     assert keys == set(bench.metric_specs)
     assert set(bench.headline_metrics) <= keys
     assert {k: s.direction for k, s in bench.metric_specs.items()} == {
@@ -213,7 +213,7 @@ def test_aggregate_means_and_groups() -> None:
         "steps_mean": 14.0,
         "invalid_action_rate": round(1 / 14, 6),
     }
-    assert bench.aggregate(records) == {
+    assert bench.score_records(records) == {
         "episodes": 3,
         "success_rate": 0.666667,
         "exploration_error": 0.25,

@@ -227,7 +227,7 @@ def test_mosaic_quick_run_records_every_role_and_recomputes(tmp_path: Path) -> N
     metrics = result.metrics["metrics"]
     assert metrics["episodes"] == 2 and metrics["judged_episodes"] == 2
     assert set(metrics["by_group"]) == {"all / en", "all / zh", "mind_game / en", "mind_game / zh"}
-    record = result.records[0]
+    record = next(iter(result.records()))
     purposes = {c.purpose for s in record.steps for c in s.calls}
     assert {"respond", "key_clue", "candidates", "match", "conclusion"} <= purposes
     summary = json.loads(record.outcome["summary"])
@@ -246,7 +246,7 @@ def test_responder_and_judge_default_to_the_questioner_model(tmp_path: Path) -> 
         runs_dir=tmp_path,
         options=RunOptions(progress=False, cache=False),
     )
-    (record,) = result.records
+    (record,) = list(result.records())
     assert record.initial_info["responder"] == record.initial_info["judge"] == "scripted/echo"
     # echo does not answer responder prompts: every answer fails, is retried and recorded as
     # Unknown with the failure counted (never a crash).
@@ -323,7 +323,7 @@ def test_metric_specs_rank_the_scores_and_cover_the_aggregate() -> None:
     assert specs["mean_repeated_questions"].direction == "lower"
     assert specs["mean_invalid_questions"].direction == "lower"
     assert specs["judged_episodes"].direction == "none"
-    out = TurtleSoupBenchmark().aggregate([ok_record("original", "en", 50.0)])
+    out = TurtleSoupBenchmark().score_records([ok_record("original", "en", 50.0)])
     assert set(out) - {"by_group"} == set(specs)
 
 
@@ -419,7 +419,7 @@ def test_turtlebench_stories_play_with_allow_no_clues(tmp_path: Path) -> None:
         runs_dir=tmp_path,
         options=RunOptions(progress=False, cache=False),
     )
-    (record,) = result.records
+    (record,) = list(result.records())
     assert record.status == "ok" and record.initial_info["key_clues"] is False
     assert not [c for s in record.steps for c in s.calls if c.purpose == "key_clue"]
 
@@ -458,7 +458,7 @@ def test_aggregate_reports_scored_and_unscored_episodes() -> None:
         ok_record("original", "en", None),
         ok_record("original", "zh", 40.0),
     ]
-    out = TurtleSoupBenchmark().aggregate(records)
+    out = TurtleSoupBenchmark().score_records(records)
     assert (out["n"], out["n_scored"], out["n_unscored"]) == (3, 2, 1)
     assert out["overall"] == pytest.approx(50.0)  # over the scored episodes
     assert out["unscored_points"] == 3
@@ -489,7 +489,7 @@ def test_judge_falling_back_to_the_questioner_warns_once(
     warnings = [r for r in caplog.records if "judge role falls back" in r.getMessage()]
     assert len(warnings) == 1
     assert all(
-        r.initial_info["judge"] == r.outcome["judge"] == "scripted/echo" for r in result.records
+        r.initial_info["judge"] == r.outcome["judge"] == "scripted/echo" for r in result.records()
     )
     caplog.clear()
     result = run(
@@ -503,7 +503,7 @@ def test_judge_falling_back_to_the_questioner_warns_once(
         options=RunOptions(progress=False, cache=False),
     )
     assert not [r for r in caplog.records if "judge role falls back" in r.getMessage()]
-    assert result.records[0].initial_info["judge"] == "scripted/turtlesoup-judge"
+    assert next(iter(result.records())).initial_info["judge"] == "scripted/turtlesoup-judge"
 
 
 def test_judge_accuracy_cli_lexical_responder_and_model_close(

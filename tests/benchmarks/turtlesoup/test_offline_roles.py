@@ -60,7 +60,7 @@ def test_a_role_the_user_names_is_kept(tmp_path: Path, caplog: pytest.LogCapture
         runs_dir=tmp_path,
         options=RunOptions(progress=False, cache=False),
     )
-    (record,) = result.records
+    (record,) = list(result.records())
     assert record.initial_info["responder"] == "scripted/turtlesoup-responder"
     assert record.initial_info["judge"] == "scripted/echo"
     assert record.metrics["responder_failures"] == 0

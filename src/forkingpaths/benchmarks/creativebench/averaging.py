@@ -92,16 +92,28 @@ def trial_cells(
     records: list[EpisodeRecord], averaging: Averaging = "paper"
 ) -> dict[int, dict[str, Any]]:
     """`cells` of one subset's records per trial (the per-seed scores App. E.1 pairs)."""
+    return trial_cells_of([(record.trial, rows(record, averaging)) for record in records])
+
+
+def trial_cells_of(
+    episodes: Iterable[tuple[int, list[dict[str, Any]]]],
+) -> dict[int, dict[str, Any]]:
+    """`trial_cells` over episodes given as (trial, their `rows`)."""
     by_trial: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_trial[record.trial] += rows(record, averaging)
+    for trial, episode_rows in episodes:
+        by_trial[trial] += episode_rows
     return {trial: cells(trial_rows) for trial, trial_rows in sorted(by_trial.items())}
 
 
 def subset_summary(records: list[EpisodeRecord], averaging: Averaging = "paper") -> dict[str, Any]:
     """Table 3 cells for one subset: row means per trial; the mean over trials, and with
     several trials their sample standard deviation (`metrics.mean_std`)."""
-    per_trial = list(trial_cells(records, averaging).values())
+    return subset_summary_of([(record.trial, rows(record, averaging)) for record in records])
+
+
+def subset_summary_of(episodes: list[tuple[int, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """`subset_summary` over episodes given as (trial, their `rows`)."""
+    per_trial = list(trial_cells_of(episodes).values())
     out: dict[str, Any] = {}
     for key in TRIAL_METRICS:
         values = [c[key] for c in per_trial if c[key] is not None]
@@ -111,6 +123,7 @@ def subset_summary(records: list[EpisodeRecord], averaging: Averaging = "paper")
             out[f"{key}_std"] = std
     out["no_code"] = sum(c["no_code"] for c in per_trial)
     out["reference_baselines"] = sum(c["reference_baselines"] for c in per_trial)
-    out["rows"] = sum(len(rows(r)) for r in records)
+    # Which rows count is the same under either averaging (it changes their novelty only).
+    out["rows"] = sum(len(episode_rows) for _, episode_rows in episodes)
     out["trials"] = len(per_trial)
     return out

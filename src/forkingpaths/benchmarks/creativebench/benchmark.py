@@ -18,7 +18,7 @@ from forkingpaths.benchmarks.creativebench.averaging import (
     Averaging,
     count,
     rows,
-    subset_summary,
+    subset_summary_of,
 )
 from forkingpaths.benchmarks.creativebench.averaging import cells as _cells
 from forkingpaths.benchmarks.creativebench.env import (
@@ -41,7 +41,14 @@ from forkingpaths.benchmarks.creativebench.tasks import (
 )
 from forkingpaths.benchmarks.creativebench.view import creative_world_view
 from forkingpaths.core.agent import Agent
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
+from forkingpaths.core.benchmark import (
+    AgentSpec,
+    Benchmark,
+    Instance,
+    MetricSpec,
+    QuickConfig,
+    ScoredEpisode,
+)
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.records import EpisodeRecord
@@ -421,25 +428,39 @@ class CreativeBenchmark(Benchmark):
             "verdicts": dict(count(r["verdict"] for r in scored)),
         }
 
-    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
-        ok = [r for r in records if r.status == "ok"]
-        out: dict[str, Any] = {"episodes": len(records), "errored": len(records) - len(ok)}
+    def episode_facts(self, record: EpisodeRecord) -> dict[str, Any]:
+        """The subset, judge and embedding backend of the episode, the sandbox isolations its
+        steps ran under, and its scored rows under the benchmark's averaging (`rows`)."""
+        info = record.initial_info
+        return {
+            "subset": info.get("subset"),
+            "judge": info.get("judge"),
+            "embedding": info.get("embedding"),
+            "isolation": sorted({s.info.get("isolation") for s in record.steps} - {None}),
+            "rows": rows(record, self.config.explore_averaging),
+        }
+
+    def aggregate(self, episodes: list[ScoredEpisode]) -> dict[str, Any]:
+        ok = [e for e in episodes if e.status == "ok"]
+        out: dict[str, Any] = {"episodes": len(episodes), "errored": len(episodes) - len(ok)}
         groups: dict[str, dict[str, Any]] = {}
         for subset in SUBSETS:
-            subset_records = [r for r in ok if r.initial_info.get("subset") == subset]
-            if not subset_records:
+            subset_episodes = [
+                (e.trial, e.facts["rows"]) for e in ok if e.facts["subset"] == subset
+            ]
+            if not subset_episodes:
                 continue
-            summary = subset_summary(subset_records, self.config.explore_averaging)
+            summary = subset_summary_of(subset_episodes)
             for key, value in summary.items():
                 out[f"{subset}_{key}"] = value
             groups[subset] = summary
-        isolation = {s.info.get("isolation") for r in ok for s in r.steps} - {None}
+        isolation = {i for e in ok for i in e.facts["isolation"]}
         out["isolation"] = ", ".join(sorted(isolation)) or None
-        explore = [r for r in ok if r.initial_info.get("subset") == "explore"]
-        judges = {str(r.initial_info.get("judge") or NO_JUDGE) for r in explore}
+        explore = [e for e in ok if e.facts["subset"] == "explore"]
+        judges = {str(e.facts["judge"] or NO_JUDGE) for e in explore}
         out["judge"] = ", ".join(sorted(judges)) or NO_JUDGE  # the Explore judge(s)
         # Novelty's scale depends on the backend: every metrics file names it.
-        embeddings = {str(r.initial_info.get("embedding") or "none") for r in records}
+        embeddings = {str(e.facts["embedding"] or "none") for e in episodes}
         out["embedding"] = ", ".join(sorted(embeddings)) or None
         out["explore_averaging"] = self.config.explore_averaging
         out["by_group"] = groups

@@ -28,7 +28,14 @@ from forkingpaths.benchmarks.eeb.pinning import check_pinned
 from forkingpaths.benchmarks.eeb.reproduce import reproductions
 from forkingpaths.benchmarks.eeb.scoring import SCORINGS, score_variants
 from forkingpaths.benchmarks.eeb.view import eeb_world_view
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
+from forkingpaths.core.benchmark import (
+    AgentSpec,
+    Benchmark,
+    Instance,
+    MetricSpec,
+    QuickConfig,
+    ScoredEpisode,
+)
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
@@ -379,14 +386,14 @@ class EEBBenchmark(Benchmark):
             metrics["score"] = metrics[f"score_{SCORINGS[self.config.scoring]}"]
         return {"game": game, **label, **metrics}
 
-    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
+    def aggregate(self, episodes: list[ScoredEpisode]) -> dict[str, Any]:
         """Table 3's metrics per game and level (`by_group`, keyed by the tables' labels) and
         headline success rates and scores. Rates are fractions in [0, 1] for both games, as in
         every forkingpaths metric; the paper's tables print them as percentages."""
         maze: dict[str, list[dict[str, Any]]] = defaultdict(list)
         match2: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for record in records:
-            m = record.metrics
+        for episode in episodes:
+            m = episode.metrics
             if m["game"] == "maze":
                 maze[f"L{m['level']}"].append(m)
             else:

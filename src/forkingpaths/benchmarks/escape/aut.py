@@ -13,7 +13,14 @@ from forkingpaths.benchmarks.escape.aut_agents import DEFAULT_TEMPERATURE
 from forkingpaths.benchmarks.escape.aut_env import DEFAULT_RUNS, AUTEnv, AUTObject, load_aut_objects
 from forkingpaths.benchmarks.escape.aut_judge import AUT_CRITERIA
 from forkingpaths.benchmarks.escape.view import aut_world_view
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
+from forkingpaths.core.benchmark import (
+    AgentSpec,
+    Benchmark,
+    Instance,
+    MetricSpec,
+    QuickConfig,
+    ScoredEpisode,
+)
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.records import EpisodeRecord, StepRecord
@@ -176,16 +183,19 @@ class AUTBenchmark(Benchmark):
             ],
         }
 
-    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
+    def episode_facts(self, record: EpisodeRecord) -> dict[str, Any]:
+        """Each run's fluency and the judge's ratings of its uses (`_run_scores`)."""
+        return {"runs": [_run_scores(step) for step in record.steps]}
+
+    def aggregate(self, episodes: list[ScoredEpisode]) -> dict[str, Any]:
         """Table 4 with App. D.5's spread: per run index, fluency is the mean number of uses per
         object and each criterion the mean over every rated use of that run; the headline values
         are the means of these run values and `<metric>_std` their sample standard deviations
         (None below two runs). Errored episodes are left out and counted."""
-        ok = [r for r in records if r.status == "ok"]
+        ok = [e for e in episodes if e.status == "ok"]
         by_run: dict[int, list[dict[str, Any]]] = {}
-        for record in ok:
-            for step in record.steps:
-                run = _run_scores(step)
+        for episode in ok:
+            for run in episode.facts["runs"]:
                 by_run.setdefault(run["run"], []).append(run)
         table = []
         for index in sorted(by_run):
@@ -209,7 +219,7 @@ class AUTBenchmark(Benchmark):
         out.update(
             {
                 "objects": len(ok),
-                "errored": len(records) - len(ok),
+                "errored": len(episodes) - len(ok),
                 "runs": len(table),
                 "judged": any(run["judged"] for run in runs_all),
                 "rated_uses": sum(len(run["scores"]) for run in runs_all),

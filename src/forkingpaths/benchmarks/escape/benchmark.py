@@ -21,9 +21,11 @@ from forkingpaths.benchmarks.escape.env import (
 from forkingpaths.benchmarks.escape.judge import CRITERIA, judge_item_from_step, judge_step
 from forkingpaths.benchmarks.escape.metadata import ScenarioMeta, load_meta
 from forkingpaths.benchmarks.escape.metrics import (
+    EscapeFacts,
     attempt_steps,
     counted_paths,
     divergence_momentum,
+    episode_facts,
     is_judged,
     path_discovery,
     path_table,
@@ -39,6 +41,8 @@ from forkingpaths.core.benchmark import (
     MetricSpec,
     PlotArtifact,
     QuickConfig,
+    RecordReader,
+    ScoredEpisode,
 )
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
@@ -339,76 +343,80 @@ class EscapeBenchmark(Benchmark):
     def episode_metrics(self, record: EpisodeRecord) -> dict[str, Any]:
         outcome = record.outcome
         attempts = outcome.get("attempts", [])
-        steps = attempt_steps([record])
+        facts = [episode_facts(record)]
+        steps = attempt_steps(facts)
         metrics: dict[str, Any] = {
-            **path_discovery([record], include_extra=self.config.extra_paths),
+            **path_discovery(facts, include_extra=self.config.extra_paths),
             "escapes": outcome.get("escapes", 0),
             "avg_steps": statistics.fmean(steps) if steps else 0.0,
             "invalid_actions": sum(a.get("invalid", 0) for a in attempts),
             "meaningless_stops": sum(a.get("stop") == "meaningless" for a in attempts),
-            "paths": path_table([record]),
+            "paths": path_table(facts),
         }
-        metrics.update(divergence_momentum([record]))
+        metrics.update(divergence_momentum(facts))
         return metrics
 
-    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
-        ok = [r for r in records if r.status == "ok"]
+    def episode_facts(self, record: EpisodeRecord) -> dict[str, Any]:
+        """Paths, attempt lengths, escapes and the judge's verdicts (`metrics.episode_facts`)."""
+        return episode_facts(record)
+
+    def aggregate(self, episodes: list[ScoredEpisode]) -> dict[str, Any]:
+        ok = [e for e in episodes if e.status == "ok"]
+        facts = [e.facts for e in ok]
         extra = self.config.extra_paths
-        discovery = path_discovery(ok, include_extra=extra)
+        discovery = path_discovery(facts, include_extra=extra)
         found, total = discovery["paths_found"], discovery["paths_total"]
-        steps = attempt_steps(ok)
+        steps = attempt_steps(facts)
         out: dict[str, Any] = {
-            "episodes": len(records),
-            "errored": len(records) - len(ok),
+            "episodes": len(episodes),
+            "errored": len(episodes) - len(ok),
             **discovery,
             "path_discovery_text": f"{found} / {total} ({100 * found / total:.1f}%)"
             if total
             else "-",
             "avg_steps": statistics.fmean(steps) if steps else None,
-            "escapes": sum(r.outcome.get("escapes", 0) for r in ok),
+            "escapes": sum(f["escapes"] for f in facts),
         }
-        out.update(divergence_momentum(ok))
-        trials = sorted({r.trial for r in ok})
+        out.update(divergence_momentum(facts))
+        trials = sorted({e.trial for e in ok})
         if len(trials) > 1:
             # Repeated runs (Table 15: T=0.7, three runs): mean and sample std over runs.
-            per_trial = [[r for r in ok if r.trial == t] for t in trials]
+            per_trial = [[e.facts for e in ok if e.trial == t] for t in trials]
             out["path_discovery_std"] = statistics.stdev(
-                path_discovery(rs, include_extra=extra)["path_discovery"] or 0.0 for rs in per_trial
+                path_discovery(fs, include_extra=extra)["path_discovery"] or 0.0 for fs in per_trial
             )
             out["avg_steps_std"] = statistics.stdev(
-                statistics.fmean(attempt_steps(rs)) for rs in per_trial
+                statistics.fmean(attempt_steps(fs)) for fs in per_trial
             )
             for criterion in CRITERIA:
-                values = [divergence_momentum(rs)[criterion] for rs in per_trial]
+                values = [divergence_momentum(fs)[criterion] for fs in per_trial]
                 values = [v for v in values if v is not None]
                 if len(values) > 1:
                     out[f"{criterion}_std"] = statistics.stdev(values)
         groups: dict[str, dict[str, Any]] = {}
-        by_scenario: dict[str, list[EpisodeRecord]] = defaultdict(list)
-        for r in ok:
-            by_scenario[r.instance_id].append(r)
-        for scenario, rs in by_scenario.items():
+        by_scenario: dict[str, list[EscapeFacts]] = defaultdict(list)
+        for e in ok:
+            by_scenario[e.instance_id].append(e.facts)
+        for scenario, fs in by_scenario.items():
             groups[scenario] = {
                 "paths_found": statistics.fmean(
-                    len(counted_paths(r, include_extra=extra)[0]) for r in rs
+                    len(counted_paths(f, include_extra=extra)[0]) for f in fs
                 ),
-                "paths_total": len(counted_paths(rs[0], include_extra=extra)[1]),
+                "paths_total": len(counted_paths(fs[0], include_extra=extra)[1]),
                 "extra_paths_found": statistics.fmean(
-                    len(
-                        set(r.outcome.get("paths_extra", []))
-                        & set(r.outcome.get("paths_found", []))
-                    )
-                    for r in rs
+                    len(set(f["paths_extra"]) & set(f["paths_found"])) for f in fs
                 ),
-                "avg_steps": statistics.fmean(attempt_steps(rs)),
+                "avg_steps": statistics.fmean(attempt_steps(fs)),
                 # Tables 18-19: O when the path was found; with several trials, in any of them.
-                **path_table(rs),
+                **path_table(fs),
             }
         out["by_group"] = groups
         return out
 
-    def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
-        plot = path_table_plot(records, out_dir)
+    def report_plots(
+        self, episodes: list[ScoredEpisode], out_dir: Path, records: RecordReader
+    ) -> list[PlotArtifact]:
+        plot = path_table_plot(episodes, out_dir)
         return [plot] if plot is not None else []
 
     def world_view(self, record: EpisodeRecord) -> dict[str, Any] | None:

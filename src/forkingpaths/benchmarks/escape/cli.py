@@ -279,7 +279,7 @@ def play_cmd(
         cause = error_cause(record.error)
         ended = f"{HumanInputEnded.__name__}: "
         crashed = not cause.startswith(ended)
-        steps = len(record.steps)
+        steps = record.n_steps
         if not crashed:
             typer.echo()  # Ctrl-D leaves the cursor after the prompt
         typer.echo(

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forkingpaths.core.benchmark import PlotArtifact
-from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.benchmark import PlotArtifact, ScoredEpisode
 
 PATH_SLOTS = ("A", "B", "C1", "C2")
 
 
-def path_table_plot(records: list[EpisodeRecord], out_dir: Path) -> PlotArtifact | None:
-    """Filled cell = path discovered in the scenario (any run); rows in record order."""
+def path_table_plot(episodes: list[ScoredEpisode], out_dir: Path) -> PlotArtifact | None:
+    """Filled cell = path discovered in the scenario (any run); rows in episode order."""
     # Deferred: matplotlib is heavy and only reports draw figures.
     from matplotlib.figure import Figure
 
     rows: dict[str, set[str]] = {}
     totals: dict[str, list[str]] = {}
-    for record in records:
-        if record.status != "ok" or not record.outcome.get("paths_total"):
+    for episode in episodes:
+        facts = episode.facts
+        if episode.status != "ok" or not facts["paths_total"]:
             continue
-        rows.setdefault(record.instance_id, set()).update(record.outcome["paths_found"])
-        totals[record.instance_id] = record.outcome["paths_total"]
+        rows.setdefault(episode.instance_id, set()).update(facts["paths_found"])
+        totals[episode.instance_id] = facts["paths_total"]
     if not rows:
         return None
     columns = [f"P{phase}_{slot}" for phase in (1, 2) for slot in PATH_SLOTS]

@@ -9,7 +9,9 @@ from forkingpaths.benchmarks.escape.judge import CRITERIA
 from forkingpaths.benchmarks.escape.metrics import (
     counted_paths,
     divergence_momentum,
+    episode_facts,
     is_judged,
+    path_facts,
     path_table,
 )
 from forkingpaths.core.records import EpisodeRecord, StepRecord
@@ -66,8 +68,9 @@ def escape_world_view(bench: EscapeBenchmark, record: EpisodeRecord) -> dict[str
             }
         )
 
-    found, total = counted_paths(record, include_extra=bench.config.extra_paths)
-    table = path_table([record])
+    paths_of = path_facts(record)
+    found, total = counted_paths(paths_of, include_extra=bench.config.extra_paths)
+    table = path_table([paths_of])
     paths = []
     if meta is not None:
         for spec in meta.paths:
@@ -94,7 +97,7 @@ def escape_world_view(bench: EscapeBenchmark, record: EpisodeRecord) -> dict[str
         frames.append(_escape_frame(record.steps[step["index"]].info, step, so_far, step["streak"]))
 
     try:
-        momentum = divergence_momentum([record])
+        momentum = divergence_momentum([episode_facts(record)])
     except (KeyError, TypeError, ValueError):  # a verdict of an older record's shape
         momentum = {c: None for c in CRITERIA} | {"judged_steps": None, "judge_missing": None}
     return {

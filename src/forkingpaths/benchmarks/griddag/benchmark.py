@@ -27,6 +27,8 @@ from forkingpaths.core.benchmark import (
     MetricSpec,
     PlotArtifact,
     QuickConfig,
+    RecordReader,
+    ScoredEpisode,
 )
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
@@ -211,11 +213,11 @@ class GridDagBenchmark(Benchmark):
             "budget": world.budget,
         }
 
-    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
-        overall = _aggregate(records)
-        groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
-        for record in records:
-            groups[self.group_of(record.instance_id)].append(record)
+    def aggregate(self, episodes: list[ScoredEpisode]) -> dict[str, Any]:
+        overall = _aggregate(episodes)
+        groups: dict[str, list[ScoredEpisode]] = defaultdict(list)
+        for episode in episodes:
+            groups[self.group_of(episode.instance_id)].append(episode)
         overall["by_group"] = {name: _aggregate(rs) for name, rs in sorted(groups.items())}
         return overall
 
@@ -226,8 +228,10 @@ class GridDagBenchmark(Benchmark):
             return f"{p['exploration']}-{p['dag']}"
         return f"{p['variant']}"
 
-    def report_plots(self, records: list[EpisodeRecord], out_dir: Path) -> list[PlotArtifact]:
-        return write_report_plots(self, records, out_dir)
+    def report_plots(
+        self, episodes: list[ScoredEpisode], out_dir: Path, records: RecordReader
+    ) -> list[PlotArtifact]:
+        return write_report_plots(self, episodes, out_dir, records)
 
     def compare_plots(self, summaries: list[dict[str, Any]], out_dir: Path) -> list[PlotArtifact]:
         return write_compare_plots(summaries, out_dir)
@@ -246,8 +250,8 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return round(statistics.fmean(present), 6) if present else None
 
 
-def _aggregate(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
-    ms = [r.metrics for r in records]
+def _aggregate(episodes: Sequence[ScoredEpisode]) -> dict[str, Any]:
+    ms = [e.metrics for e in episodes]
     n = len(ms)
     success = [m for m in ms if m.get("success")]
     explore_req = sum(m["exploration_required"] for m in ms)

@@ -11,8 +11,7 @@ import numpy as np
 
 from forkingpaths.benchmarks.griddag.metric import TrajectoryScore, score_trajectory
 from forkingpaths.benchmarks.griddag.world import World
-from forkingpaths.core.benchmark import PlotArtifact
-from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.benchmark import PlotArtifact, RecordReader, ScoredEpisode
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -211,11 +210,16 @@ def has_log_error(points: Sequence[tuple[str, Any, Any]]) -> bool:
 
 
 def write_report_plots(
-    bench: GridDagBenchmark, records: Sequence[EpisodeRecord], out_dir: Path
+    bench: GridDagBenchmark,
+    episodes: Sequence[ScoredEpisode],
+    out_dir: Path,
+    records: RecordReader,
 ) -> list[PlotArtifact]:
+    """Figure 1(a) over the run's configurations, and the trajectories of its first episodes
+    (only their records are read back)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     artifacts: list[PlotArtifact] = []
-    summary = bench.aggregate(list(records))
+    summary = bench.aggregate(list(episodes))
     points = [
         (group, g["success_rate"], g["exploration_error"])
         for group, g in summary["by_group"].items()
@@ -231,7 +235,7 @@ def write_report_plots(
                 "Success vs log exploration error", path, "one point per configuration (Fig. 1a)"
             )
         )
-    for record in list(records)[:MAX_TRAJECTORY_FIGURES]:
+    for record in records(episodes[:MAX_TRAJECTORY_FIGURES]):
         world = bench.world(bench.instance(record.instance_id))
         positions = bench.trajectory(record)
         score = score_trajectory(world, positions)

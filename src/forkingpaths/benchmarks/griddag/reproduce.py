@@ -157,7 +157,7 @@ def figure1b_compute(bench: GridDagBenchmark) -> ComputeFn:
                 figures.ScatterPoint(run.label, m.get("success_rate"), m.get("exploitation_error"))
             )
             pool += ok_records(runs[run.key])
-        pooled = bench.aggregate(pool) if pool else {}
+        pooled = bench.score_records(pool) if pool else {}
         points.append(
             figures.ScatterPoint(
                 POOLED_LABEL,

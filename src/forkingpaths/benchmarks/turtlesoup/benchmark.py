@@ -22,7 +22,14 @@ from forkingpaths.benchmarks.turtlesoup.reproduce import reproductions
 from forkingpaths.benchmarks.turtlesoup.sampling import MODEL_SEED
 from forkingpaths.benchmarks.turtlesoup.view import world_view
 from forkingpaths.core.agent import Agent
-from forkingpaths.core.benchmark import AgentSpec, Benchmark, Instance, MetricSpec, QuickConfig
+from forkingpaths.core.benchmark import (
+    AgentSpec,
+    Benchmark,
+    Instance,
+    MetricSpec,
+    QuickConfig,
+    ScoredEpisode,
+)
 from forkingpaths.core.chat import ChatModel
 from forkingpaths.core.env import Env
 from forkingpaths.core.errors import ConfigError
@@ -337,14 +344,21 @@ class TurtleSoupBenchmark(Benchmark):
         )
         return metrics
 
-    def aggregate(self, records: list[EpisodeRecord]) -> dict[str, Any]:
+    def episode_facts(self, record: EpisodeRecord) -> dict[str, Any]:
+        """The puzzle's category and language, which group Table 2."""
+        return {
+            "category": record.initial_info.get("category", "?"),
+            "language": record.initial_info.get("language", "?"),
+        }
+
+    def aggregate(self, episodes: list[ScoredEpisode]) -> dict[str, Any]:
         """Means over the finished episodes, overall and by `category / language` (Table 2).
 
         Each score's mean is over the episodes that have it; `n` counts the episodes of the
         group, `n_scored` those with an Overall score, `n_unscored` those without one (not
         judged, or the judge left a part unscored)."""
-        ok = [r for r in records if r.status == "ok"]
-        out: dict[str, Any] = {"episodes": len(records), "errored": len(records) - len(ok)}
+        ok = [e for e in episodes if e.status == "ok"]
+        out: dict[str, Any] = {"episodes": len(episodes), "errored": len(episodes) - len(ok)}
         out.update(_means(ok))
         for field in ("key_clues_hit", "repeated_questions", "invalid_questions", "turns"):
             values = [r.metrics.get(field, 0) for r in ok]
@@ -352,17 +366,16 @@ class TurtleSoupBenchmark(Benchmark):
         out["responder_failures"] = sum(r.metrics.get("responder_failures", 0) for r in ok)
         out["unscored_points"] = sum(r.metrics.get("unscored_points", 0) or 0 for r in ok)
         out["judged_episodes"] = sum(bool(r.metrics.get("judged")) for r in ok)
-        groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
-        for record in ok:
-            category = record.initial_info.get("category", "?")
-            language = record.initial_info.get("language", "?")
-            groups[f"{category} / {language}"].append(record)
-            groups[f"all / {language}"].append(record)
+        groups: dict[str, list[ScoredEpisode]] = defaultdict(list)
+        for episode in ok:
+            category, language = episode.facts["category"], episode.facts["language"]
+            groups[f"{category} / {language}"].append(episode)
+            groups[f"all / {language}"].append(episode)
         out["by_group"] = {name: _means(rs) for name, rs in sorted(groups.items())}
         return out
 
 
-def _means(records: list[EpisodeRecord]) -> dict[str, Any]:
+def _means(records: list[ScoredEpisode]) -> dict[str, Any]:
     """Mean of each score over the records that have it (Table 2 cells), with the counts: `n`
     episodes, `n_scored` with an Overall score, `n_unscored` without."""
     out: dict[str, Any] = {}

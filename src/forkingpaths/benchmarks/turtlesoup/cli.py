@@ -250,7 +250,7 @@ def play_cmd(
     result = asyncio.run(
         execute_run(spec, RunOptions(progress=False), runs_dir=runs_dir, run_id=run_id)
     )
-    for record in result.records:
+    for record in result.episodes:
         if record.status == "error":
             typer.echo(f"stopped early: {(record.error or '').splitlines()[0]}")
         metrics = record.metrics
