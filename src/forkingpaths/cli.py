@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,6 +33,7 @@ from forkingpaths.models.cache import merge_caches
 from forkingpaths.models.local import DEFAULT_CONTEXT, DEFAULT_THREADS, serve_local
 from forkingpaths.models.runtime import NODE_CACHE_GLOB, ModelRuntime
 from forkingpaths.report.compare import compare_runs
+from forkingpaths.report.figures_worker import draw_figures
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import format_value
 from forkingpaths.report.transcript import (
@@ -296,12 +298,16 @@ def build_app(mount: str | None = "*") -> typer.Typer:
                 runs_dir=runs_dir,
                 run_id=run_id,
                 force_new=force_new,
-                # The terminal gets the summary now; report.html its figures a moment later.
-                figures="background",
+                # The summary comes before the figures (matplotlib costs seconds): at a
+                # terminal they are drawn by a process of their own and the prompt comes back;
+                # otherwise (a script, CI) here, after the summary, so none outlives the command.
+                figures="background" if _interactive(console) else "none",
                 observers=observers,
             )
         )
         print_run_summary(console, bench, result)
+        if result.report_written and result.figures is None:
+            draw_figures(result.run_dir.path)
         _exit_on_errors([result])
 
     @app.command("list")
@@ -823,6 +829,11 @@ def _commands_to_mount(argv: list[str]) -> str | None:
     if command is None:
         return "*"
     return command if command in benchmark_names() else None
+
+
+def _interactive(console: Console) -> bool:
+    """Whether a person waits at a terminal for the prompt (not a pipe, a script or CI)."""
+    return console.is_terminal and not os.environ.get("CI")
 
 
 def _input_paths(pairs: list[str] | None) -> dict[str, Path]:

@@ -14,9 +14,9 @@ from tests.doubles import run_cli
 from tests.runner import whole_list_scoring
 from tests.web.runs import small_quick_specs
 
-from forkingpaths.core.records import EpisodeRecord, RunOptions
+from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
 from forkingpaths.core.registry import benchmark_names, make_benchmark
-from forkingpaths.report.figures import figures_pending, wait_for_figures
+from forkingpaths.report.figures import figures_pending, start_figures, wait_for_figures
 from forkingpaths.runner.episode import plan_jobs
 from forkingpaths.runner.run import execute_run
 from forkingpaths.runner.rundir import EPISODES_FILE, INDEX_FILE, RunDirectory
@@ -165,6 +165,47 @@ def test_a_run_returns_before_its_figures_and_its_report_gains_them(tmp_path: Pa
     page = (run_path / "report.html").read_text(encoding="utf-8")
     assert "<img" in page and "being drawn" not in page
     assert (run_path / "plots" / "trajectory_low-easy-s0_t0.png").is_file()
+
+
+def test_a_second_drawer_replaces_the_first_and_is_waited_for(tmp_path: Path) -> None:
+    """A run resumed while its figures are still being drawn: the old drawer is stopped (its
+    records are no longer the latest), the new one holds the mark, and a waiter waits for it."""
+    spec = RunSpec(benchmark="griddag", split="main", instances=["low-easy-s0"], agent="frontier")
+    result = asyncio.run(execute_run(spec, RunOptions(progress=False), runs_dir=tmp_path))
+    run_dir = result.run_dir
+    first = start_figures(run_dir)
+    second = start_figures(run_dir)
+    # Stopped (or already done): the second took the mark only once the first let it go.
+    first.process.wait(timeout=60)
+    assert wait_for_figures(run_dir.path, timeout=120)
+    assert second.process.poll() is not None  # the waiter waited for the second drawer
+    assert second.process.returncode == 0
+    assert "<img" in run_dir.report_path.read_text(encoding="utf-8")
+
+
+def test_the_cli_without_a_terminal_draws_after_the_summary_and_leaves_nothing_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_cli(
+        [
+            "run",
+            "griddag",
+            "--agent",
+            "frontier",
+            "--instances",
+            "low-easy-s0",
+            "--runs-dir",
+            str(tmp_path),
+            "--no-progress",
+        ],
+        capsys,
+    )
+    assert code == 0 and "report:" in out
+    (run_path,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    # Drawn by the command itself: no mark, no process left, the page complete on return.
+    assert not (run_path / "plots" / ".drawing").exists()
+    page = (run_path / "report.html").read_text(encoding="utf-8")
+    assert "<img" in page and "being drawn" not in page
 
 
 def test_finalize_run_reads_the_run_and_not_a_list(tmp_path: Path) -> None:

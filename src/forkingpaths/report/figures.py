@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -53,9 +55,10 @@ def start_figures(run_dir: RunDirectory) -> Figures:
     plots.mkdir(parents=True, exist_ok=True)
     # Locked before the process starts and inherited by it: a waiter never sees the figures
     # as done before they are, and a killed drawer leaves no lock behind.
-    fd = os.open(pending_path(run_dir.path), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(pending_path(run_dir.path), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _replace_drawer(fd)
+        os.ftruncate(fd, 0)
         with (plots / LOG_FILE).open("ab") as log_file:
             process = subprocess.Popen(
                 [sys.executable, "-m", "forkingpaths.report.figures_worker", str(run_dir.path)],
@@ -69,6 +72,22 @@ def start_figures(run_dir: RunDirectory) -> Figures:
     finally:
         os.close(fd)
     return Figures(run_dir.path, process)
+
+
+def _replace_drawer(fd: int) -> None:
+    """Take the pending mark's lock. A drawer of this run still at work (a resumed run ended
+    before it did) draws records that are no longer the latest: it is stopped, by the pid this
+    package wrote into the mark when it started it, and its lock taken once it has gone."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+    if text.isdigit():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(int(text), signal.SIGTERM)
+    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def figures_pending(run_path: Path) -> bool:

@@ -160,7 +160,10 @@ def write_run_report(
     ]
     note = ""
     if drawing:
-        note = "Figures are being drawn in the background: reload this page in a few seconds."
+        note = (
+            "Figures are being drawn in the background: reload this page in a few seconds"
+            f" (if none appear, forkingpaths report {run_dir.path} draws them)."
+        )
     elif figures == "none" and ok:
         note = f"Figures are left out: forkingpaths report {run_dir.path} draws them."
     write_page(

@@ -26,7 +26,7 @@ from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, EpisodeRunne
 from forkingpaths.runner.executor import Executor, LocalExecutor
 from forkingpaths.runner.progress import RunProgress
 from forkingpaths.runner.ray_executor import RayExecutor, check_ray_address
-from forkingpaths.runner.rundir import RunDirectory, check_run_id
+from forkingpaths.runner.rundir import RecordWriter, RunDirectory, check_run_id
 from forkingpaths.runner.scoring import ScoredRun, finalize_run
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ class RunResult:
     """The planned episodes' rows (latest record each, in plan order), and their records."""
     figures: Figures | None = None
     """The report's figures when they are drawn in the background (`figures="background"`)."""
+    report_written: bool = False
+    """Whether this invocation wrote report.html (a resumed run with nothing new keeps its)."""
 
     @property
     def episodes(self) -> list[ScoredEpisode]:
@@ -330,10 +332,11 @@ async def execute_run(
             description=benchmark.name,
         ) as progress,
     ):
+        writer = RecordWriter(run_dir)
 
         def on_record(record: EpisodeRecord) -> None:
             nonlocal new
-            run_dir.append(record)
+            writer.append(record)
             for observer in observers:
                 observer.episode_recorded(record)
             new += 1
@@ -355,6 +358,9 @@ async def execute_run(
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
+            # Every finished episode reaches the disk, on Ctrl-C too (in a thread: the loop
+            # keeps serving the clients' shutdown meanwhile).
+            await asyncio.to_thread(writer.close)
             # A role may be played by the agent's own model: close each client once.
             await close_models((runner.model, *runner.roles.values()))
             await benchmark.aclose()
@@ -368,14 +374,13 @@ async def execute_run(
         )
     # A resumed run with nothing new keeps its report (drawing figures costs seconds; a
     # reproduction resumes many runs); `forkingpaths report RUN` rebuilds it on demand.
+    report_written = write_report and (new > 0 or not run_dir.report_path.exists())
     metrics, scored, drawing = finish_run(
-        run_dir,
-        benchmark,
-        jobs,
-        write_report=write_report and (new > 0 or not run_dir.report_path.exists()),
-        figures=figures,
+        run_dir, benchmark, jobs, write_report=report_written, figures=figures
     )
-    result = RunResult(run_dir, metrics, new, skipped, len(jobs), budget_hit, scored, drawing)
+    result = RunResult(
+        run_dir, metrics, new, skipped, len(jobs), budget_hit, scored, drawing, report_written
+    )
     for observer in observers:
         observer.run_finished(result)
     return result

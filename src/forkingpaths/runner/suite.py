@@ -19,6 +19,7 @@ from forkingpaths.core.errors import InvalidFile, NameNotFound
 from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
 from forkingpaths.report.compare import benchmark_tables, write_comparison
+from forkingpaths.report.figures_worker import draw_figures
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import Table, calls_table, format_value, metric_cell, rich_table
 from forkingpaths.runner.local_suite import local_specs
@@ -76,10 +77,8 @@ def run_suite(
     )
     with cluster:
         for spec in quick_specs() if suite == "quick" else local_specs():
-            # Each run's figures are drawn in the background while the next run plays.
-            result = asyncio.run(
-                execute_run(spec, options, runs_dir=runs_dir, figures="background")
-            )
+            # Figures after the suite's tables, in this process: no drawer outlives the suite.
+            result = asyncio.run(execute_run(spec, options, runs_dir=runs_dir, figures="none"))
             results.append(result)
 
     suite_dir = Path(runs_dir) / f"suite-{suite}"
@@ -90,6 +89,9 @@ def run_suite(
     )
     (suite_dir / SUITE_FILE).write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
     _write_suite_report(console, suite, suite_dir, run_dirs, [r.metrics for r in results])
+    for result in results:
+        if result.report_written:
+            draw_figures(result.run_dir.path)
     return results
 
 
