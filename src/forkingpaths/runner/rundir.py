@@ -110,6 +110,10 @@ def _git_revision() -> str | None:
     return out.stdout.strip() or None
 
 
+_CALL_MESSAGES = {"steps": {"__all__": {"calls": {"__all__": {"messages"}}}}}
+"""`model_dump` exclusion of every model call's messages (written to the text store instead)."""
+
+
 class RunDirectory:
     """One run on disk. Episodes are appended one JSON line each and flushed, so a killed run
     loses at most the episodes in flight; a torn last line is dropped on the next open. The
@@ -199,7 +203,12 @@ class RunDirectory:
         """Write one finished episode (its message text into the text store first) in the
         compact form of its schema (`compact_record`: no text twice, yet the line alone gives
         the record back), then its line of the episode index."""
-        data = record.model_dump(mode="json")
+        # The messages are not dumped: every call resends its history, and copying it per call
+        # was a third of the write. The store reads the frozen messages' own field dicts.
+        data = record.model_dump(mode="json", exclude=_CALL_MESSAGES)
+        for step_data, step in zip(data["steps"], record.steps, strict=True):
+            for call_data, call in zip(step_data["calls"], step.calls, strict=True):
+                call_data["messages"] = [message.__dict__ for message in call.messages]
         self.texts.store(data)
         line = json.dumps(compact_record(data), ensure_ascii=False, separators=(",", ":")) + "\n"
         offset = self.episodes_path.stat().st_size if self.episodes_path.exists() else 0
