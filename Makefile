@@ -89,12 +89,16 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_griddag_env_metric.py
 	$(BIN)/python benchmarks/bench_eeb_games.py
 	$(BIN)/python benchmarks/bench_escape_engine.py
+	$(BIN)/python benchmarks/bench_escape_vs_escapebench.py
 	$(BIN)/python benchmarks/bench_escape_agents.py
 	$(BIN)/python benchmarks/bench_turtlesoup.py
 	$(BIN)/python benchmarks/bench_sandbox.py
 	$(BIN)/python benchmarks/bench_exec_batch.py
 	$(BIN)/python benchmarks/bench_novelty.py
 	$(BIN)/python benchmarks/bench_record_bytes.py
+	# Memory against the revision before streaming scoring (issue 17), archived to a temp dir.
+	d=$$(mktemp -d) && git archive 70b5816 src | tar -x -C $$d && \
+		$(BIN)/python benchmarks/bench_run_memory.py --before $$d/src; rc=$$?; rm -rf $$d; exit $$rc
 	$(BIN)/python benchmarks/bench_viewer.py
 	$(BIN)/python benchmarks/bench_ray.py
 
