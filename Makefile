@@ -99,6 +99,8 @@ bench: $(VENV)/.installed-dev
 	# Memory against the revision before streaming scoring (issue 17), archived to a temp dir.
 	d=$$(mktemp -d) && git archive 70b5816 src | tar -x -C $$d && \
 		$(BIN)/python benchmarks/bench_run_memory.py --before $$d/src; rc=$$?; rm -rf $$d; exit $$rc
+	d=$$(mktemp -d) && git archive 70b5816 src | tar -x -C $$d && \
+		$(BIN)/python benchmarks/bench_startup.py --before $$d/src; rc=$$?; rm -rf $$d; exit $$rc
 	$(BIN)/python benchmarks/bench_viewer.py
 	$(BIN)/python benchmarks/bench_ray.py
 
