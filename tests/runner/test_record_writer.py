@@ -4,22 +4,38 @@ from __future__ import annotations
 
 import asyncio
 import errno
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from forkingpaths.core.records import RunOptions, RunSpec
+from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
 from forkingpaths.runner.run import execute_run
 from forkingpaths.runner.rundir import RecordWriter, RunDirectory
 
 SPEC = RunSpec(benchmark="griddag", split="main", trials=2, agent="frontier")
 
 
-def _records(tmp_path: Path) -> list:
+def _records(tmp_path: Path) -> list[EpisodeRecord]:
     result = asyncio.run(
         execute_run(SPEC, RunOptions(progress=False), runs_dir=tmp_path / "src", write_report=False)
     )
     return list(result.records())
+
+
+def _disk_full_at(n: int) -> Callable[[RunDirectory, EpisodeRecord], None]:
+    """`RunDirectory.append` whose `n`-th call finds the disk full."""
+    real = RunDirectory.append
+    calls = 0
+
+    def append(self: RunDirectory, record: EpisodeRecord) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == n:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.episodes_path))
+        real(self, record)
+
+    return append
 
 
 def test_records_are_written_in_the_order_given(tmp_path: Path) -> None:
@@ -39,17 +55,7 @@ def test_a_failed_write_is_raised_and_nothing_after_it_is_written(
     records = _records(tmp_path)
     run_dir = RunDirectory(tmp_path / "copy")
     run_dir.open(SPEC)
-    real = RunDirectory.append
-    calls = 0
-
-    def full_disk(self: RunDirectory, record: object) -> None:
-        nonlocal calls
-        calls += 1
-        if calls == 2:
-            raise OSError(errno.ENOSPC, "No space left on device", str(self.episodes_path))
-        real(self, record)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(RunDirectory, "append", full_disk)
+    monkeypatch.setattr(RunDirectory, "append", _disk_full_at(2))
     writer = RecordWriter(run_dir)
     with pytest.raises(OSError, match="No space left"):
         try:
@@ -64,17 +70,7 @@ def test_a_failed_write_is_raised_and_nothing_after_it_is_written(
 def test_a_run_whose_disk_fills_stops_with_the_error_and_keeps_what_was_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = RunDirectory.append
-    calls = 0
-
-    def full_disk(self: RunDirectory, record: object) -> None:
-        nonlocal calls
-        calls += 1
-        if calls == 3:
-            raise OSError(errno.ENOSPC, "No space left on device", str(self.episodes_path))
-        real(self, record)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(RunDirectory, "append", full_disk)
+    monkeypatch.setattr(RunDirectory, "append", _disk_full_at(3))
     with pytest.raises(OSError, match="No space left"):
         asyncio.run(execute_run(SPEC, RunOptions(progress=False), runs_dir=tmp_path))
     (run_path,) = list(tmp_path.iterdir())
