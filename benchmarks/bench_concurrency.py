@@ -56,7 +56,9 @@ def main() -> None:
     # each call taking exactly the latency. Its makespan includes the tail, when fewer episodes
     # than slots remain, which no executor can avoid with episodes this long.
     slots = [0.0] * args.concurrency
-    for record in result.episodes:
+    # Rows in plan order (`records` on revisions before streaming scoring, run with PYTHONPATH).
+    episodes = result.episodes if hasattr(result, "episodes") else result.records
+    for record in episodes:
         start = heapq.heappop(slots)
         heapq.heappush(slots, start + record.n_calls * args.latency_ms / 1000)
     scheduled_ideal = calls / max(slots)
