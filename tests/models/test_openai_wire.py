@@ -292,6 +292,28 @@ async def test_a_body_that_is_not_json_is_malformed_and_retried(capture: Capture
     assert "authorization" not in capture.seen[0].headers
 
 
+async def test_an_html_page_is_named_in_the_error(capture: Capture) -> None:
+    capture.answer = (200, b"<html><body>Sign in</body></html>", {"Content-Type": "text/html"})
+    endpoint = JSONEndpoint(capture.base_url, api_key=None, timeout_s=10)
+    try:
+        with pytest.raises(MalformedResponse, match=r"HTTP 200, text/html.*Sign in"):
+            await endpoint.post("/chat/completions", {})
+    finally:
+        await endpoint.aclose()
+
+
+async def test_a_redirect_is_not_followed_and_names_where_it_points(capture: Capture) -> None:
+    capture.answer = (301, b"", {"Location": "https://example.invalid/v1/chat/completions"})
+    endpoint = JSONEndpoint(capture.base_url, api_key=None, timeout_s=10)
+    try:
+        with pytest.raises(APIStatusError, match=r"redirect to https://example\.invalid") as caught:
+            await endpoint.post("/chat/completions", {})
+    finally:
+        await endpoint.aclose()
+    assert len(capture.seen) == 1  # the POST only: nothing re-sent, nothing sent elsewhere
+    assert classify_http_error(caught.value) == Verdict(retry=False)
+
+
 async def test_a_refused_connection_is_retried() -> None:
     endpoint = JSONEndpoint("http://127.0.0.1:9/v1", api_key=None, timeout_s=10)
     try:

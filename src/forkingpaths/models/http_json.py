@@ -96,6 +96,9 @@ def status_error(status: int, raw: bytes, headers: Mapping[str, str]) -> APIStat
     except ValueError:
         body = text
     kind = _STATUS_ERRORS.get(status) or (InternalServerError if status >= 500 else APIStatusError)
+    location = headers.get("Location")
+    if 300 <= status < 400 and location:
+        body = f"the endpoint answers with a redirect to {location}; use that URL as --base-url"
     return kind(status, body, headers)
 
 
@@ -158,11 +161,14 @@ class JSONEndpoint:
         session = self._current_session()
         url = self.base_url + path
         try:
-            async with session.post(url, data=encode_json(body)) as response:
+            # A redirect is not followed: aiohttp would re-send the POST as a GET without its
+            # body, and the server's answer to that would hide where the endpoint moved.
+            async with session.post(url, data=encode_json(body), allow_redirects=False) as response:
                 raw = await response.read()
                 status = response.status
                 if status >= 300:
                     raise status_error(status, raw, response.headers)
+                content_type = response.headers.get("Content-Type", "no content type")
         except TimeoutError as err:
             raise APITimeoutError(f"no answer from {url} within {self._timeout.total} s") from err
         except aiohttp.ClientError as err:
@@ -170,7 +176,11 @@ class JSONEndpoint:
         try:
             return json.loads(raw)
         except ValueError as err:  # JSONDecodeError and UnicodeDecodeError both derive from it
-            raise MalformedResponse(f"unreadable response body: {err}") from err
+            start = raw[:200].decode("utf-8", errors="replace")
+            raise MalformedResponse(
+                f"unreadable response body (HTTP {status}, {content_type}): {err}; it begins"
+                f" {start!r}"
+            ) from err
 
     async def aclose(self) -> None:
         """Close the session of the running loop (one of another loop cannot be closed here)."""
