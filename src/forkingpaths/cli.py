@@ -33,7 +33,6 @@ from forkingpaths.models.cache import merge_caches
 from forkingpaths.models.local import DEFAULT_CONTEXT, DEFAULT_THREADS, serve_local
 from forkingpaths.models.runtime import NODE_CACHE_GLOB, ModelRuntime
 from forkingpaths.report.compare import compare_runs
-from forkingpaths.report.figures_worker import draw_figures
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import format_value
 from forkingpaths.report.transcript import (
@@ -57,7 +56,13 @@ from forkingpaths.runner.reproduce import (
     print_outcome,
     reproduce,
 )
-from forkingpaths.runner.run import RETRY_HINT, RunResult, describe_errors, execute_run
+from forkingpaths.runner.run import (
+    RETRY_HINT,
+    RunResult,
+    describe_errors,
+    draw_run_figures,
+    execute_run,
+)
 from forkingpaths.runner.rundir import RunDirectory, load_records
 from forkingpaths.runner.scoring import rescore_run
 from forkingpaths.runner.suite import (
@@ -307,7 +312,7 @@ def build_app(mount: str | None = "*") -> typer.Typer:
         )
         print_run_summary(console, bench, result)
         if result.report_written and result.figures is None:
-            draw_figures(result.run_dir.path)
+            draw_run_figures(result)
         _exit_on_errors([result])
 
     @app.command("list")

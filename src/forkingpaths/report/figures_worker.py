@@ -16,8 +16,8 @@ from forkingpaths.runner.scoring import score_run
 
 def draw_figures(run_path: Path) -> None:
     """Score the run from its records as recorded (metrics.json was just written from the same
-    records), draw the figures, write report.html with them. In this process: `forkingpaths run`
-    calls it after printing the summary when no terminal waits, a suite after its tables."""
+    records), draw the figures, write report.html with them (the background drawer's work; in
+    the run's own process `runner.run.draw_run_figures` reuses the rows its scoring kept)."""
     run_dir = RunDirectory(run_path)
     header = run_dir.read_header()
     benchmark = make_benchmark(header.spec.benchmark, **header.spec.benchmark_options)

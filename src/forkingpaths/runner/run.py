@@ -386,6 +386,19 @@ async def execute_run(
     return result
 
 
+def draw_run_figures(result: RunResult) -> None:
+    """Draw the figures of a run whose report was written without them (`figures="none"`) and
+    write its report.html again, in this process, from the rows its scoring kept: no second
+    pass over the records (the background drawer, a process of its own, has to make one)."""
+    if result.scored is None:
+        return
+    header = result.run_dir.read_header()
+    benchmark = make_benchmark(header.spec.benchmark, **header.spec.benchmark_options)
+    write_run_report(
+        result.run_dir, header, benchmark, result.scored, result.metrics, figures="inline"
+    )
+
+
 def finish_run(
     run_dir: RunDirectory,
     benchmark: Benchmark,

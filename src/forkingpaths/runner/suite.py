@@ -19,12 +19,11 @@ from forkingpaths.core.errors import InvalidFile, NameNotFound
 from forkingpaths.core.records import RoleModel, RunOptions, RunSpec
 from forkingpaths.core.registry import SUITES, benchmark_names, make_benchmark
 from forkingpaths.report.compare import benchmark_tables, write_comparison
-from forkingpaths.report.figures_worker import draw_figures
 from forkingpaths.report.html import write_run_report
 from forkingpaths.report.tables import Table, calls_table, format_value, metric_cell, rich_table
 from forkingpaths.runner.local_suite import local_specs
 from forkingpaths.runner.ray_executor import joined_cluster
-from forkingpaths.runner.run import RunResult, execute_run
+from forkingpaths.runner.run import RunResult, draw_run_figures, execute_run
 from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.scoring import rescore_run
 
@@ -91,7 +90,7 @@ def run_suite(
     _write_suite_report(console, suite, suite_dir, run_dirs, [r.metrics for r in results])
     for result in results:
         if result.report_written:
-            draw_figures(result.run_dir.path)
+            draw_run_figures(result)
     return results
 
 
