@@ -191,13 +191,14 @@ V1_LINE = (
     '"truncated":false,"info":{},"calls":[]}],"outcome":{},"metrics":{}}'
 )
 # A schema 3 line as this version writes it: the format pinned, not only its round trip.
+# Its start time is written, as every line's is: a missing one would read as the clock's now.
 V3_LINE = (
     '{"schema_version":3,"run_id":"r","benchmark":"griddag-v1","split":"main",'
     '"instance_id":"low-easy-s0","trial":2,"seed":3,"agent":"react",'
     '"model":"scripted/griddag-frontier","initial_observation":"You are at [1, 1]. 0 steps.",'
     '"steps":[{"index":0,"action":"up","feedback_edit":[1,15,"2]. 1",7]},'
     '{"index":1,"observation":"changed","action":"down","feedback_edit":[2,0,"",27],'
-    '"calls":[{"response":"down"}]}]}'
+    '"calls":[{"response":"down"}]}],"started_at":"2026-11-27T10:00:00.000+00:00"}'
 )
 
 
