@@ -3,6 +3,8 @@ prompt renders as its template does, and libyaml composes the tree the Python pa
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 from pathlib import Path
 
@@ -71,15 +73,16 @@ ROOM = """\
 
 
 def fresh_view(game: EscapeGame) -> View:
-    """The view a game with empty caches renders for `game`'s state."""
-    other = EscapeGame(game.scenario)
+    """The view a game with empty caches renders for `game`'s state (a copy of the scenario
+    starts without what games of it shared)."""
+    other = EscapeGame(copy.copy(game.scenario))
     other.restore(game.snapshot())
     return other.view()
 
 
 def fresh_step(game: EscapeGame, action: str, crafting: str) -> tuple[object, ...]:
     """What a game with empty caches in `game`'s state does with `action`."""
-    other = EscapeGame(game.scenario, crafting=crafting)  # type: ignore[arg-type]
+    other = EscapeGame(copy.copy(game.scenario), crafting=crafting)  # type: ignore[arg-type]
     other.restore(game.snapshot())
     result = other.step(action)
     return result, other.scene, other.fingerprint()
@@ -124,6 +127,34 @@ def test_cached_views_and_remembered_steps_equal_fresh_ones(name: str) -> None:
             if result.game_end or rng.random() < 0.02:
                 game.restore(start)
                 assert game.view() == fresh_view(game)
+
+
+def test_games_of_one_scenario_share_what_they_read_and_copies_do_not() -> None:
+    scenario = load_scenario(ROOM, name="room")
+    first, second = EscapeGame(scenario), EscapeGame(scenario, crafting="unordered")
+    first.step("click(chest)")
+    first.view()
+    # The second game reads the first's texts and view lines, and still plays from its own
+    # world: the chest is locked for both, and a move in one leaves the other where it was.
+    assert (
+        second.step("click(chest)")
+        == fresh_step(EscapeGame(scenario), "click(chest)", "ordered")[0]
+    )
+    assert second._parsed is first._parsed
+    assert second.view() == first.view()
+    assert second._text is first._text
+    first.step("move(cellar)")
+    assert (first.scene, second.scene) == ("cellar", "hall")
+    assert second.view() == fresh_view(second)
+    assert first.view() == fresh_view(first)
+    for other in (
+        copy.copy(scenario),
+        copy.deepcopy(scenario),
+        pickle.loads(pickle.dumps(scenario)),
+    ):
+        assert other == scenario
+        assert other.engine_cache == {}
+    assert set(scenario.engine_cache) == {"parsed", "text"}
 
 
 def test_a_world_change_drops_the_cached_view_and_the_remembered_steps() -> None:

@@ -68,8 +68,8 @@ ANYWHERE = -1
 """Scene index of remembered steps whose result is the same in every scene (crafts of tools in
 the bag)."""
 MEMO_LIMIT = 4096
-"""Remembered (scene, text) results per game before they are dropped all at once (bounds the
-memory a model that never repeats itself could fill)."""
+"""Remembered (scene, text) results per game, and texts read per scenario, before they are
+dropped all at once (bounds the memory a model that never repeats itself could fill)."""
 
 
 # ---- results ----
@@ -227,7 +227,8 @@ class EscapeGame:
         self._bag: list[int] = []
         self._changed = False
         self._text: _Text | None = None
-        """The scenario's text as views show it, built at the first view."""
+        """The scenario's text as views show it, built at the first view of any game of it
+        (`_scenario_text`)."""
         self._views: dict[int, View] = {}
         """Rendered views of the current world by scene index."""
         self._bag_view: tuple[tuple[str, ...], tuple[tuple[str, str], ...], str] | None = None
@@ -238,9 +239,10 @@ class EscapeGame:
         """Part of the world (`_Call.deps`) -> keys of `_memo` whose results read it."""
         self._touched: list[int] = []
         """Parts of the world (`_Call.deps`) that fired transitions changed in this step."""
-        self._parsed: dict[str, _Call | None] = {}
-        """Action text -> its `_Call`, or None when it is no action (the world does not matter
-        to parsing)."""
+        self._parsed: dict[str, _Call | None] = scenario.engine_cache.setdefault("parsed", {})
+        """Action text -> its `_Call`, or None when it is no action. Shared by every game of the
+        scenario: neither the world nor the crafting rule matters to reading a text, and a run
+        plays the same scenario in every trial."""
         self._scene_keys = [fold_name(scene.name) for scene in scenario.scenes]
         self._item_scene = [item.scene for item in scenario.items]
         self._tool_keys = [fold_name(tool.name) for tool in scenario.tools]
@@ -942,10 +944,15 @@ class EscapeGame:
         return view
 
     def _scenario_text(self) -> _Text:
-        """Every line views show of this scenario, built at the first view of the game."""
+        """Every line views show of this scenario, built once per scenario (at the first view
+        of any game of it) and shared, as a loaded game's text is."""
         text = self._text
         if text is None:
-            text = self._text = _Text(self._s)
+            cache = self._s.engine_cache
+            text = cache.get("text")
+            if text is None:
+                text = cache["text"] = _Text(self._s)
+            self._text = text
         return text
 
     def _bag_part(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 import yaml
 
@@ -222,6 +222,10 @@ class Scenario:
     )
     """Per scene: (label, destination index) for every relation to a known scene."""
     n_transitions: int = field(init=False, repr=False, compare=False)
+    engine_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
+    """What the engine derives from this scenario alone and every game of it shares (the text
+    views show, the action texts read so far): empty at load, never part of equality, a copy
+    or a pickle."""
 
     def __post_init__(self) -> None:
         items = tuple(item for scene in self.scenes for item in scene.items)
@@ -255,6 +259,12 @@ class Scenario:
             "n_transitions",
             sum(len(s.transitions) for item in items for s in item.states),
         )
+        setattr_(self, "engine_cache", {})
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy or a pickle (a Ray worker's) starts with its own empty cache: what the engine
+        # derived is rebuilt where it is used, never shipped.
+        return {**self.__dict__, "engine_cache": {}}
 
     def find_scene(self, name: str) -> Scene | None:
         index = self.scene_ids.get(fold_name(name))
