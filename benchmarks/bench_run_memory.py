@@ -1,5 +1,5 @@
-"""Memory and time of a run's end phase and of `forkingpaths report`, in run size, side by side
-with another revision of the package (the code before streaming scoring).
+"""Memory and time of a run's end phase, of `forkingpaths report` and of `forkingpaths show` (one
+call of one episode), in run size, side by side with another revision of the package.
 
 A run's end phase (scoring, metrics.json, report.html with its figures) and `forkingpaths report
 RUN` each run in a fresh process on a generated griddag run (the quick suite's ReAct run with a
@@ -276,15 +276,20 @@ def main() -> None:
         print(f"-- {episodes:,} episodes, episodes.jsonl {size / 2**20:,.0f} MiB")
         end: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
         report: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
+        show: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
+        # One call of an episode in the middle of the run, its messages whole.
+        show_args = ["show", str(run), str(episodes // 2), "--step", "1", "--call", "0"]
         for _ in range(args.rounds):
             for side, src in sides.items():
                 end[side].append(end_phase(src, run, args.limit_gb, args.timeout))
                 report[side].append(
                     timed_command(src, ["report", str(run)], args.limit_gb, args.timeout)
                 )
+                show[side].append(timed_command(src, show_args, args.limit_gb, args.timeout))
         end_m = {k: _median(v, "seconds") for k, v in end.items()}
         rep_m = {k: _median(v, "exit_s") for k, v in report.items()}
         rep_s = {k: _median(v, "summary_s") for k, v in report.items()}
+        show_m = {k: _median(v, "exit_s") for k, v in show.items()}
         rows = [
             (
                 "end phase peak RSS, the run's process (MiB)",
@@ -311,6 +316,16 @@ def main() -> None:
                 "`report` seconds to exit",
                 _s(rep_m["before"], "exit_s"),
                 _s(rep_m["after"], "exit_s"),
+            ),
+            (
+                "`show RUN N --step 1 --call 0` peak RSS (MiB)",
+                _mb(show_m["before"], args.limit_gb),
+                _mb(show_m["after"], args.limit_gb),
+            ),
+            (
+                "  its seconds to exit",
+                _s(show_m["before"], "exit_s"),
+                _s(show_m["after"], "exit_s"),
             ),
         ]
         for name, before, after in rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -225,6 +226,41 @@ def test_show_lists_episodes_then_a_timeline_then_a_call(
     assert out.count("[user]") == 3 and out.count("[assistant]") == 2
     assert "[system]" in out and "You control an agent in a symbolic grid" in out
     assert "[reply] (finish: stop)" in out and '{"action":' in out
+
+
+def test_show_reads_one_episode_as_loading_the_whole_run_gives_it(react_run: Path) -> None:
+    # `show` reads a record by its offset and only the text-store lines its calls name.
+    from forkingpaths.runner.rundir import load_records
+    from forkingpaths.web.index import EpisodeIndex, TextIndex
+
+    whole = load_records(react_run)
+    index, texts = EpisodeIndex(react_run), TextIndex(react_run)
+    assert [entry["instance_id"] for entry in index.entries()] == [r.instance_id for r in whole]
+    for number, expected in enumerate(whole):
+        record = index.read(number)
+        texts.attach(record)
+        assert record == expected
+        assert any(call.messages for step in record.steps for call in step.calls)
+
+
+def test_show_lists_a_retried_episode_at_its_first_place_without_an_index(
+    react_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A run written before the episode index existed, whose first episode was played again and
+    # failed: the list and the episode show the latest attempt, at the first one's number.
+    run = tmp_path / "r"
+    shutil.copytree(react_run, run)
+    (run / "episodes.index.jsonl").unlink()
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    retried = {**json.loads(lines[0]), "status": "error", "error": "model refused: boom"}
+    (run / "episodes.jsonl").write_text("\n".join([*lines, json.dumps(retried)]) + "\n")
+    code, out, _ = run_cli(["show", str(run)], capsys)
+    assert code == 0 and "error: model refused: boom" in out
+    assert out.index("low-easy-s0") < out.index("low-easy-s1")
+    code, out, _ = run_cli(["show", str(run), "0"], capsys)
+    assert code == 0 and "episode 0: low-easy-s0 trial 0" in out and "error: model refused" in out
+    code, out, _ = run_cli(["show", str(run), "low-easy-s1", "--step", "1", "--call", "0"], capsys)
+    assert code == 0 and out.count("[assistant]") == 1
 
 
 @pytest.mark.parametrize(

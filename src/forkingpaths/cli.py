@@ -63,7 +63,7 @@ from forkingpaths.runner.run import (
     draw_run_figures,
     execute_run,
 )
-from forkingpaths.runner.rundir import RunDirectory, load_records
+from forkingpaths.runner.rundir import RunDirectory
 from forkingpaths.runner.scoring import rescore_run
 from forkingpaths.runner.suite import (
     is_suite_directory,
@@ -511,19 +511,25 @@ def build_app(mount: str | None = "*") -> typer.Typer:
     ) -> None:
         """Print a run's transcripts: its episodes, an episode's steps, or a step's model calls
         with the exact messages sent and the replies (paged in a terminal)."""
+        # The viewer's byte-offset indexes: a run of any size is listed from its episode
+        # index, and one episode is read with only the texts its calls name.
+        from forkingpaths.web.index import EpisodeIndex, TextIndex
+
         rd = RunDirectory(run_dir)
         header = rd.read_header()
-        if episode is None:
-            if step is not None or call is not None:
-                raise ConfigError("--step and --call need an EPISODE (see the list without them)")
-            records = list(rd.latest_records().values())
-            print_paged(console, episodes_table(header, records))
-            return
+        if episode is None and (step is not None or call is not None):
+            raise ConfigError("--step and --call need an EPISODE (see the list without them)")
         if call is not None and step is None:
             raise ConfigError("--call needs --step N (the step the call belongs to)")
-        records = load_records(rd.path)
-        index, record = find_episode(records, episode)
-        view = episode_view(index, record) if step is None else step_view(record, step, call)
+        index = EpisodeIndex(rd.path)
+        entries = index.entries()
+        if episode is None:
+            print_paged(console, episodes_table(header, entries))
+            return
+        number = find_episode(entries, episode)
+        record = index.read(number)
+        TextIndex(rd.path).attach(record)
+        view = episode_view(number, record) if step is None else step_view(record, step, call)
         print_paged(console, view)
 
     @app.command("compare")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
@@ -14,32 +15,34 @@ from forkingpaths.core.errors import ConfigError
 from forkingpaths.core.records import EpisodeRecord, ModelCallRecord, RunHeader, StepRecord
 
 
-def find_episode(records: Sequence[EpisodeRecord], episode: str) -> tuple[int, EpisodeRecord]:
-    """An episode by its number in the run's list (`3`), its instance id (trial 0) or
-    `INSTANCE#TRIAL`; a miss names what the run holds."""
+def find_episode(entries: Sequence[Mapping[str, Any]], episode: str) -> int:
+    """The number of an episode in the run's list (`EpisodeIndex.entries`: its summaries) by
+    its number (`3`), its instance id (trial 0) or `INSTANCE#TRIAL`; a miss names what the run
+    holds."""
     if episode.isdigit():
         index = int(episode)
-        if index < len(records):
-            return index, records[index]
+        if index < len(entries):
+            return index
         raise ConfigError(
-            f"EPISODE: the run has {len(records)} episodes, numbered 0..{len(records) - 1}; "
+            f"EPISODE: the run has {len(entries)} episodes, numbered 0..{len(entries) - 1}; "
             f"got {episode}"
         )
     instance, _, trial = episode.partition("#")
     if trial and not trial.isdigit():
         raise ConfigError(f"EPISODE: read INSTANCE#TRIAL with a trial number, got {episode!r}")
-    for index, record in enumerate(records):
-        if record.instance_id == instance and record.trial == int(trial or 0):
-            return index, record
-    examples = ", ".join(r.instance_id for r in records[:5])
+    for index, entry in enumerate(entries):
+        if entry["instance_id"] == instance and entry["trial"] == int(trial or 0):
+            return index
+    examples = ", ".join(entry["instance_id"] for entry in entries[:5])
     raise ConfigError(
-        f"EPISODE: no episode {episode!r} in this run; give a number 0..{len(records) - 1} or an "
+        f"EPISODE: no episode {episode!r} in this run; give a number 0..{len(entries) - 1} or an "
         f"instance id (e.g. {examples})"
     )
 
 
-def episodes_table(header: RunHeader, records: Sequence[EpisodeRecord]) -> RenderableType:
-    """One row per episode: its number, instance, trial, status, steps, calls, tokens."""
+def episodes_table(header: RunHeader, entries: Sequence[Mapping[str, Any]]) -> RenderableType:
+    """One row per episode, from its summary (`EpisodeIndex.entries`): its number, instance,
+    trial, status, steps, calls, tokens and first outcomes."""
     spec = header.spec
     table = Table(
         title=f"{header.run_id} · {spec.benchmark} · agent {spec.agent} · model {spec.model}",
@@ -47,17 +50,17 @@ def episodes_table(header: RunHeader, records: Sequence[EpisodeRecord]) -> Rende
     )
     for column in ("#", "instance", "trial", "status", "steps", "calls", "tokens", "outcome"):
         table.add_column(column, overflow="fold")
-    for index, record in enumerate(records):
-        outcome = ", ".join(f"{k}={_short(v)}" for k, v in list(record.outcome.items())[:3])
-        tokens = record.usage.prompt_tokens + record.usage.completion_tokens
+    for index, entry in enumerate(entries):
+        outcome = ", ".join(f"{k}={_short(v)}" for k, v in list(entry["outcome"].items())[:3])
+        status = entry["status"]
         table.add_row(
             str(index),
-            record.instance_id,
-            str(record.trial),
-            record.status if record.status == "ok" else f"error: {(record.error or '')[:40]}",
-            str(len(record.steps)),
-            str(record.n_calls),
-            f"{tokens:,}",
+            entry["instance_id"],
+            str(entry["trial"]),
+            status if status == "ok" else f"error: {(entry['error'] or '')[:40]}",
+            str(entry["steps"]),
+            str(entry["calls"]),
+            f"{entry['tokens']:,}",
             outcome,
         )
     return table

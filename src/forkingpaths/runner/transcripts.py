@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -158,25 +158,43 @@ class TextStore:
     def resolve(self, records: Iterable[EpisodeRecord]) -> None:
         """Put the messages back into the calls of records read from disk."""
         chunks, messages = self.read()
-        cache: dict[str, Message] = {}
-        for record in records:
-            for step in record.steps:
-                for call in step.calls:
-                    if call.messages_ref is None:
-                        continue
-                    chain: list[Message] = []
-                    mid: str | None = call.messages_ref
-                    try:
-                        while mid is not None:
-                            parent, role, chunk_ids = messages[mid]
-                            if mid not in cache:
-                                text = "".join(chunks[cid] for cid in chunk_ids)
-                                cache[mid] = Message(role=role, content=text)  # type: ignore[arg-type]
-                            chain.append(cache[mid])
-                            mid = parent
-                    except KeyError as exc:
-                        raise InvalidFile(
-                            f"{self.path}: episode {record.instance_id} trial {record.trial} "
-                            f"refers to {exc.args[0]}, which the text store does not hold"
-                        ) from None
-                    call.messages, call.messages_ref = chain[::-1], None
+
+        def lookup(mid: str) -> tuple[str | None, str, str]:
+            parent, role, chunk_ids = messages[mid]
+            return parent, role, "".join(chunks[cid] for cid in chunk_ids)
+
+        attach_messages(records, lookup, self.path)
+
+
+def attach_messages(
+    records: Iterable[EpisodeRecord],
+    lookup: Callable[[str], tuple[str | None, str, str]],
+    store: Path,
+) -> None:
+    """Put the messages back into the calls of records read from disk: each call's request is
+    the chain ending at its `messages_ref`, and `lookup(id)` gives a message's (parent id, role,
+    text) (the whole store read, or a run's text index); a message is built once however many
+    calls repeat it. An id the store does not hold is named with its episode."""
+    built: dict[str, tuple[Message, str | None]] = {}
+    for record in records:
+        for step in record.steps:
+            for call in step.calls:
+                if call.messages_ref is None:
+                    continue
+                chain: list[Message] = []
+                mid: str | None = call.messages_ref
+                try:
+                    while mid is not None:
+                        entry = built.get(mid)
+                        if entry is None:
+                            parent, role, text = lookup(mid)
+                            message = Message(role=role, content=text)  # type: ignore[arg-type]
+                            entry = built[mid] = (message, parent)
+                        chain.append(entry[0])
+                        mid = entry[1]
+                except KeyError as exc:
+                    raise InvalidFile(
+                        f"{store}: episode {record.instance_id} trial {record.trial} refers to "
+                        f"{exc.args[0]}, which the text store does not hold"
+                    ) from None
+                call.messages, call.messages_ref = chain[::-1], None

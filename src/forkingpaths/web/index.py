@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from forkingpaths.core.errors import InvalidFile
 from forkingpaths.core.records import RECORD_SCHEMA_VERSION, EpisodeRecord, expand_record
 from forkingpaths.runner.rundir import EPISODES_FILE, INDEX_FILE, episode_summary, parse_record
-from forkingpaths.runner.transcripts import TEXTS_FILE
+from forkingpaths.runner.transcripts import TEXTS_FILE, attach_messages
 
 log = logging.getLogger(__name__)
 
@@ -294,6 +294,13 @@ class TextIndex:
             if len(self._cache) > _MESSAGE_CACHE:
                 self._cache.popitem(last=False)
         return entry
+
+    def attach(self, record: EpisodeRecord) -> None:
+        """Put the messages back into one record's calls, reading only the store lines they
+        name (`attach_messages`)."""
+        refs = [call.messages_ref for step in record.steps for call in step.calls]
+        table = self.messages([ref for ref in refs if ref is not None])
+        attach_messages([record], lambda mid: tuple(table[mid]), self.path)  # type: ignore[arg-type,return-value]
 
     def messages(self, refs: list[str]) -> dict[str, list[Any]]:
         """Every message in the chains ending at `refs`: id -> [parent id, role, text], each
