@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from tests.web.runs import small_quick_specs
 
-from forkingpaths.core.records import EpisodeRecord, RunOptions, RunSpec
+from forkingpaths.core.records import (
+    EpisodeRecord,
+    RunOptions,
+    RunSpec,
+    record_from_wire,
+    record_to_wire,
+)
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import RunDirectory, load_records
 from forkingpaths.web.index import EpisodeIndex
@@ -69,6 +75,33 @@ def test_a_run_reads_back_as_it_was_recorded(name: str, played: dict[str, _Recor
         assert [s.observation for s in record.steps] == [
             s.observation for s in recorded[record.key].steps
         ]
+
+
+@pytest.mark.parametrize("name", [f"{s.benchmark} {s.agent}" for s in SPECS])
+def test_a_record_sent_between_processes_arrives_as_it_was(
+    name: str, played: dict[str, _Recorded]
+) -> None:
+    # What a Ray worker sends the driver: each distinct message once, whatever resent it.
+    for record in played[name].records:
+        wire = record_to_wire(record)
+        arrived = record_from_wire(wire)
+        assert arrived.model_dump_json() == record.model_dump_json(), record.key
+        messages = {(m.role, m.content) for s in record.steps for c in s.calls for m in c.messages}
+        assert len(json.loads(wire)["wire_messages"]) == len(messages)
+        assert len(wire) <= len(record.model_dump_json())
+
+
+def test_a_react_episode_on_the_wire_grows_with_its_length_not_its_square(
+    played: dict[str, _Recorded],
+) -> None:
+    record = max(played["griddag-v1 react"].records, key=lambda r: len(r.steps))
+    assert len(record.steps) >= 8
+    # Every call resends the whole history: the full dump holds the system prompt once per
+    # call, the wire once, and so for every message of the history.
+    system = json.dumps(record.steps[0].calls[0].messages[0].content, ensure_ascii=False)
+    assert record.model_dump_json().count(system) == record.n_calls >= 8
+    assert record_to_wire(record).count(system) == 1
+    assert len(record.model_dump_json()) > 3 * len(record_to_wire(record))
 
 
 def _lines(run_dir: RunDirectory) -> list[dict[str, object]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -212,6 +213,47 @@ class EpisodeRecord(BaseModel):
                 n += 1
                 cached += int(call.cached)
         self.usage, self.cost_usd, self.n_calls, self.n_cached = usage, cost, n, cached
+
+
+CALL_MESSAGES = {"steps": {"__all__": {"calls": {"__all__": {"messages"}}}}}
+"""`model_dump` exclusion of every model call's messages (stored apart: the run's text store,
+or a message table on the wire)."""
+
+
+def record_to_wire(record: EpisodeRecord) -> str:
+    """An episode record as one JSON text for another process (a Ray worker's to the driver):
+    each distinct message once in a table, every call naming its messages by number, and the
+    rest as on disk (`compact_record`). Every call of a ReAct episode resends the history, so
+    the text grows with the episode's length, not its square. `record_from_wire` reads it."""
+    data = record.model_dump(mode="json", exclude=CALL_MESSAGES)
+    table: list[list[str]] = []
+    numbers: dict[tuple[str, str], int] = {}
+    for step_data, step in zip(data["steps"], record.steps, strict=True):
+        for call_data, call in zip(step_data["calls"], step.calls, strict=True):
+            refs = []
+            for message in call.messages:
+                key = (message.role, message.content)
+                number = numbers.get(key)
+                if number is None:
+                    number = numbers[key] = len(table)
+                    table.append([message.role, message.content])
+                refs.append(number)
+            call_data["messages"] = refs
+    wire = compact_record(data)
+    wire["wire_messages"] = table
+    return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+
+
+def record_from_wire(text: str | bytes) -> EpisodeRecord:
+    """The record `record_to_wire` wrote, equal to the one it was given; a message repeated by
+    many calls is one object among them, as it was in the agent's history."""
+    data = json.loads(text)
+    messages = [Message(role=role, content=content) for role, content in data.pop("wire_messages")]
+    data = expand_record(data)
+    for step in data["steps"]:
+        for call in step.get("calls", ()):
+            call["messages"] = [messages[number] for number in call.get("messages", ())]
+    return EpisodeRecord.model_validate(data)
 
 
 def compact_record(data: dict[str, Any]) -> dict[str, Any]:

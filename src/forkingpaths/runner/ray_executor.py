@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forkingpaths.core.errors import ConfigError
-from forkingpaths.core.records import EpisodeRecord
+from forkingpaths.core.records import EpisodeRecord, record_from_wire, record_to_wire
 from forkingpaths.models.factory import close_models
 from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.usage import UsageMeter
@@ -103,11 +103,12 @@ class EpisodeWorker:
         return {"actor_id": self.actor_id, "host": self.host, "pid": os.getpid()}
 
     async def play(self, job: EpisodeJob) -> tuple[str, int, dict[str, int | float]]:
-        """One episode: its record as JSON, then this worker's running usage totals with their
-        sequence number (results of one worker may reach the driver out of order)."""
+        """One episode: its record as JSON (`record_to_wire`: each message once, not once per
+        call that resent it), then this worker's running usage totals with their sequence
+        number (results of one worker may reach the driver out of order)."""
         record = await self.runner(job)
         self.played += 1
-        return record.model_dump_json(), self.played, self.meter.snapshot()
+        return record_to_wire(record), self.played, self.meter.snapshot()
 
     async def close(self) -> None:
         runner = self.runner
@@ -461,7 +462,7 @@ class RayExecutor(Executor):
                         snapshots[worker.serial] = (sequence, snapshot)
                         self.meter.set_sum(totals for _, totals in snapshots.values())
                     self.nodes_used.add(worker.node_id)
-                    await record(job, EpisodeRecord.model_validate_json(record_json))
+                    await record(job, record_from_wire(record_json))
                 if (
                     replacing is None
                     and pending

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from forkingpaths.core.errors import ConfigError, InvalidFile, SpecMismatch
 from forkingpaths.core.jsonl import append_jsonl, repair_tail
 from forkingpaths.core.records import (
+    CALL_MESSAGES,
     RECORD_SCHEMA_VERSION,
     SCHEMA_VERSION,
     EpisodeRecord,
@@ -108,10 +109,6 @@ def _git_revision() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
-
-
-_CALL_MESSAGES = {"steps": {"__all__": {"calls": {"__all__": {"messages"}}}}}
-"""`model_dump` exclusion of every model call's messages (written to the text store instead)."""
 
 
 class RunDirectory:
@@ -205,7 +202,7 @@ class RunDirectory:
         the record back), then its line of the episode index."""
         # The messages are not dumped: every call resends its history, and copying it per call
         # was a third of the write. The store reads the frozen messages' own field dicts.
-        data = record.model_dump(mode="json", exclude=_CALL_MESSAGES)
+        data = record.model_dump(mode="json", exclude=CALL_MESSAGES)
         for step_data, step in zip(data["steps"], record.steps, strict=True):
             for call_data, call in zip(step_data["calls"], step.calls, strict=True):
                 call_data["messages"] = [message.__dict__ for message in call.messages]
