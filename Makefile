@@ -103,6 +103,7 @@ bench: $(VENV)/.installed-dev
 		$(BIN)/python benchmarks/bench_startup.py --before $$d/src; rc=$$?; rm -rf $$d; exit $$rc
 	$(BIN)/python benchmarks/bench_viewer.py
 	$(BIN)/python benchmarks/bench_ray.py
+	$(BIN)/python benchmarks/bench_record_wire.py
 
 clean:
 	rm -rf $(VENV) .sandbox-venv .pytest_cache .ruff_cache
