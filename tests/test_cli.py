@@ -230,8 +230,8 @@ def test_show_lists_episodes_then_a_timeline_then_a_call(
 
 def test_show_reads_one_episode_as_loading_the_whole_run_gives_it(react_run: Path) -> None:
     # `show` reads a record by its offset and only the text-store lines its calls name.
+    from forkingpaths.runner.index import EpisodeIndex, TextIndex
     from forkingpaths.runner.rundir import load_records
-    from forkingpaths.web.index import EpisodeIndex, TextIndex
 
     whole = load_records(react_run)
     index, texts = EpisodeIndex(react_run), TextIndex(react_run)

@@ -24,6 +24,7 @@ LAYERS = [
         "forkingpaths.runner.arguments",
         "forkingpaths.runner.rundir",
         "forkingpaths.runner.transcripts",
+        "forkingpaths.runner.index",
     ),
     ("forkingpaths.benchmarks",),
     (

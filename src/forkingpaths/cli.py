@@ -49,6 +49,7 @@ from forkingpaths.runner.arguments import (
     parse_roles,
 )
 from forkingpaths.runner.estimate import estimate_run
+from forkingpaths.runner.index import EpisodeIndex, TextIndex
 from forkingpaths.runner.reproduce import (
     OFFLINE,
     estimate_reproduction,
@@ -511,10 +512,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
     ) -> None:
         """Print a run's transcripts: its episodes, an episode's steps, or a step's model calls
         with the exact messages sent and the replies (paged in a terminal)."""
-        # The viewer's byte-offset indexes: a run of any size is listed from its episode
-        # index, and one episode is read with only the texts its calls name.
-        from forkingpaths.web.index import EpisodeIndex, TextIndex
-
+        # A run's byte-offset indexes: a run of any size is listed from its episode index, and
+        # one episode is read with only the texts its calls name.
         rd = RunDirectory(run_dir)
         header = rd.read_header()
         if episode is None and (step is not None or call is not None):

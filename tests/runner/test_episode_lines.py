@@ -18,9 +18,9 @@ from forkingpaths.core.records import (
     record_from_wire,
     record_to_wire,
 )
+from forkingpaths.runner.index import EpisodeIndex
 from forkingpaths.runner.run import RunResult, execute_run
 from forkingpaths.runner.rundir import RunDirectory, load_records
-from forkingpaths.web.index import EpisodeIndex
 
 SPECS = small_quick_specs()
 

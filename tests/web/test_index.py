@@ -1,5 +1,5 @@
-"""The viewer's byte-offset indexes agree with `load_records` on every run, with the run's index
-file and without it, follow a run while it writes, and survive torn and superseded lines."""
+"""A run's byte-offset indexes agree with `load_records` on every run, with the run's index file
+and without it, follow a run while it writes, and survive torn and superseded lines."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from forkingpaths.core.records import EpisodeRecord, StepRecord
+from forkingpaths.runner.index import EpisodeIndex, TextIndex
 from forkingpaths.runner.rundir import INDEX_FILE, RunDirectory, episode_summary, load_records
 from forkingpaths.runner.transcripts import TEXTS_FILE
-from forkingpaths.web.index import EpisodeIndex, TextIndex
 
 
 def _runs(runs_dir: Path) -> list[Path]:

@@ -19,13 +19,13 @@ from forkingpaths.core.records import RunHeader
 from forkingpaths.core.registry import make_benchmark
 from forkingpaths.report.html import run_sections
 from forkingpaths.report.tables import ARROWS, Table, format_value, headline_keys, is_numeric
+from forkingpaths.runner.index import EpisodeIndex, TextIndex
 from forkingpaths.runner.rundir import (
     EPISODES_FILE,
     METRICS_FILE,
     SPEC_FILE,
     RunDirectory,
 )
-from forkingpaths.web.index import EpisodeIndex, TextIndex
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Byte-offset indexes of a run's episodes and texts: no request reads a whole file."""
+"""Byte-offset indexes of a run's episodes and texts: reading one episode reads no whole file."""
 
 from __future__ import annotations
 
