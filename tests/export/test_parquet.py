@@ -221,6 +221,26 @@ def test_a_run_written_in_the_previous_record_form_exports_the_same(
     assert (tmp_path / "now" / card).read_text() == (tmp_path / "then" / card).read_text()
 
 
+def test_a_retried_episode_exports_its_latest_record_at_its_first_place(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    # Records are read one at a time by their offsets: a retried episode (a later line for the
+    # same key) is exported once, its latest record in its first attempt's place, with the
+    # episode index file and without it (a run written before it existed).
+    run = tmp_path / "r"
+    shutil.copytree(runs["griddag"], run)
+    lines = (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    retried = {**json.loads(lines[0]), "status": "error", "error": "model refused: boom"}
+    (run / "episodes.jsonl").write_text("\n".join([*lines, json.dumps(retried)]) + "\n")
+    with_index = export_parquet(run, tmp_path / "with")
+    (run / "episodes.index.jsonl").unlink()
+    without = export_parquet(run, tmp_path / "without")
+    records = _check_tables(run, without)
+    assert records[0].error == "model refused: boom" and len(records) == len(lines)
+    for table in ("episodes", "steps", "calls"):
+        assert pq.read_table(with_index[table]).equals(pq.read_table(without[table]))
+
+
 def test_datasets_and_pandas_load_the_tables(runs: dict[str, Path], tmp_path: Path) -> None:
     paths = export_parquet(runs["escape"], tmp_path / "export")
     records = load_records(runs["escape"])

@@ -6,14 +6,15 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from forkingpaths.core.errors import ConfigError, ForkingPathsError
+from forkingpaths.core.errors import ConfigError, ForkingPathsError, InvalidFile
 from forkingpaths.core.records import EpisodeRecord, RunHeader
-from forkingpaths.runner.rundir import RunDirectory, describe_os_error, load_records
+from forkingpaths.runner.index import EpisodeIndex, TextIndex
+from forkingpaths.runner.rundir import EPISODES_FILE, RunDirectory, describe_os_error
 
 PARQUET_SCHEMA_VERSION = 1
 """Version of the tables' columns below (docs/export-parquet.md). Bumped when a column is
@@ -122,7 +123,8 @@ def export_parquet(run_dir: Path, out: Path | None = None) -> dict[str, Path]:
     pa, pq = _pyarrow()
     run = RunDirectory(Path(run_dir))
     header = run.read_header()
-    records = load_records(run.path)
+    if not run.episodes_path.exists():
+        raise InvalidFile(f"{run.path}: not a run directory (no {EPISODES_FILE})")
     out_dir = Path(out) if out is not None else run.path.parent / f"{run.run_id}-parquet"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -131,25 +133,33 @@ def export_parquet(run_dir: Path, out: Path | None = None) -> dict[str, Path]:
             f"--out {out_dir}: cannot be created ({describe_os_error(exc, out_dir)}); "
             "pass --out a folder you can write to"
         ) from exc
-    metrics = metric_columns(records)
+    # Records are read one at a time, by their offsets: a first pass (no messages) finds the
+    # metric columns, a second writes the three tables side by side, a row group at a time, so
+    # memory does not grow with the run.
+    episodes = EpisodeIndex(run.path)
+    count = episodes.count()
+    metrics = metric_columns(episodes.read(n) for n in range(count))
     schemas = {
         "episodes": _schema(pa, "episodes", (*EPISODE_COLUMNS, *metrics), run.run_id),
         "steps": _schema(pa, "steps", STEP_COLUMNS, run.run_id),
         "calls": _schema(pa, "calls", CALL_COLUMNS, run.run_id),
     }
-    rows = {
-        "episodes": _episode_rows(records, metrics),
-        "steps": _step_rows(records),
-        "calls": _call_rows(records),
-    }
-    paths: dict[str, Path] = {}
-    for name in TABLES:
-        path = out_dir / f"{name}.parquet"
-        with _table_writer(pa, pq, path, schemas[name]) as writer:
-            for row, text_bytes in rows[name]:
-                writer.add(row, text_bytes)
-        paths[name] = path
-    _write_text(out_dir / "README.md", dataset_card(header, len(records)))
+    paths = {name: out_dir / f"{name}.parquet" for name in TABLES}
+    texts = TextIndex(run.path)
+    with ExitStack() as stack:
+        writers = {
+            name: stack.enter_context(_table_writer(pa, pq, paths[name], schemas[name]))
+            for name in TABLES
+        }
+        for number in range(count):
+            record = episodes.read(number)
+            texts.attach(record)
+            writers["episodes"].add(*_episode_row(record, metrics))
+            for row, text_bytes in _step_rows(record):
+                writers["steps"].add(row, text_bytes)
+            for row, text_bytes in _call_rows(record):
+                writers["calls"].add(row, text_bytes)
+    _write_text(out_dir / "README.md", dataset_card(header, count))
     return paths
 
 
@@ -192,94 +202,89 @@ def _kind(value: Any) -> str:
     return "other"
 
 
-def _episode_rows(
-    records: list[EpisodeRecord], metrics: list[Column]
-) -> Iterator[tuple[dict[str, Any], int]]:
-    for r in records:
-        row: dict[str, Any] = {
+def _episode_row(r: EpisodeRecord, metrics: list[Column]) -> tuple[dict[str, Any], int]:
+    row: dict[str, Any] = {
+        "run_id": r.run_id,
+        "benchmark": r.benchmark,
+        "split": r.split,
+        "instance_id": r.instance_id,
+        "trial": r.trial,
+        "seed": r.seed,
+        "agent": r.agent,
+        "agent_options_json": _json(r.agent_options),
+        "model": r.model,
+        "status": r.status,
+        "error": r.error,
+        "n_steps": len(r.steps),
+        "n_calls": r.n_calls,
+        "n_cached": r.n_cached,
+        "prompt_tokens": r.usage.prompt_tokens,
+        "completion_tokens": r.usage.completion_tokens,
+        "reasoning_tokens": r.usage.reasoning_tokens,
+        "cost_usd": r.cost_usd,
+        "duration_s": r.duration_s,
+        "started_at": _timestamp(r.started_at),
+        "finished_at": _timestamp(r.finished_at),
+        "initial_observation": r.initial_observation,
+        "outcome_json": _json(r.outcome),
+        "metrics_json": _json(r.metrics),
+    }
+    for name, arrow, _, _ in metrics:
+        value = r.metrics.get(name[len(METRIC_PREFIX) :])
+        if value is not None and arrow != "bool":
+            value = int(value) if arrow == "int64" else float(value)
+        row[name] = value
+    return row, len(r.initial_observation) + len(row["outcome_json"]) + len(row["metrics_json"])
+
+
+def _step_rows(r: EpisodeRecord) -> Iterator[tuple[dict[str, Any], int]]:
+    for s in r.steps:
+        row = {
             "run_id": r.run_id,
-            "benchmark": r.benchmark,
-            "split": r.split,
             "instance_id": r.instance_id,
             "trial": r.trial,
-            "seed": r.seed,
-            "agent": r.agent,
-            "agent_options_json": _json(r.agent_options),
-            "model": r.model,
-            "status": r.status,
-            "error": r.error,
-            "n_steps": len(r.steps),
-            "n_calls": r.n_calls,
-            "n_cached": r.n_cached,
-            "prompt_tokens": r.usage.prompt_tokens,
-            "completion_tokens": r.usage.completion_tokens,
-            "reasoning_tokens": r.usage.reasoning_tokens,
-            "cost_usd": r.cost_usd,
-            "duration_s": r.duration_s,
-            "started_at": _timestamp(r.started_at),
-            "finished_at": _timestamp(r.finished_at),
-            "initial_observation": r.initial_observation,
-            "outcome_json": _json(r.outcome),
-            "metrics_json": _json(r.metrics),
+            "step": s.index,
+            "observation": s.observation,
+            "thought": s.thought,
+            "action": s.action,
+            "feedback": s.feedback,
+            "reward": s.reward,
+            "valid": s.valid,
+            "terminated": s.terminated,
+            "truncated": s.truncated,
+            "n_calls": len(s.calls),
+            "info_json": _json(s.info),
         }
-        for name, arrow, _, _ in metrics:
-            value = r.metrics.get(name[len(METRIC_PREFIX) :])
-            if value is not None and arrow != "bool":
-                value = int(value) if arrow == "int64" else float(value)
-            row[name] = value
-        yield row, len(r.initial_observation) + len(row["outcome_json"]) + len(row["metrics_json"])
+        text = (s.observation, s.thought, s.action, s.feedback, row["info_json"])
+        yield row, sum(map(len, text))
 
 
-def _step_rows(records: list[EpisodeRecord]) -> Iterator[tuple[dict[str, Any], int]]:
-    for r in records:
-        for s in r.steps:
+def _call_rows(r: EpisodeRecord) -> Iterator[tuple[dict[str, Any], int]]:
+    for s in r.steps:
+        for i, c in enumerate(s.calls):
+            messages = [{"role": m.role, "content": m.content} for m in c.messages]
+            params = c.model_dump(mode="json", include={"params"})["params"]
             row = {
                 "run_id": r.run_id,
                 "instance_id": r.instance_id,
                 "trial": r.trial,
                 "step": s.index,
-                "observation": s.observation,
-                "thought": s.thought,
-                "action": s.action,
-                "feedback": s.feedback,
-                "reward": s.reward,
-                "valid": s.valid,
-                "terminated": s.terminated,
-                "truncated": s.truncated,
-                "n_calls": len(s.calls),
-                "info_json": _json(s.info),
+                "call": i,
+                "purpose": c.purpose,
+                "model": c.model,
+                "messages": messages,
+                "params_json": None if params is None else _json(params),
+                "response": c.response,
+                "finish_reason": c.finish_reason,
+                "prompt_tokens": c.prompt_tokens,
+                "completion_tokens": c.completion_tokens,
+                "reasoning_tokens": c.reasoning_tokens,
+                "latency_s": c.latency_s,
+                "cost_usd": c.cost_usd,
+                "cached": c.cached,
+                "attempts": c.attempts,
             }
-            text = (s.observation, s.thought, s.action, s.feedback, row["info_json"])
-            yield row, sum(map(len, text))
-
-
-def _call_rows(records: list[EpisodeRecord]) -> Iterator[tuple[dict[str, Any], int]]:
-    for r in records:
-        for s in r.steps:
-            for i, c in enumerate(s.calls):
-                messages = [{"role": m.role, "content": m.content} for m in c.messages]
-                params = c.model_dump(mode="json", include={"params"})["params"]
-                row = {
-                    "run_id": r.run_id,
-                    "instance_id": r.instance_id,
-                    "trial": r.trial,
-                    "step": s.index,
-                    "call": i,
-                    "purpose": c.purpose,
-                    "model": c.model,
-                    "messages": messages,
-                    "params_json": None if params is None else _json(params),
-                    "response": c.response,
-                    "finish_reason": c.finish_reason,
-                    "prompt_tokens": c.prompt_tokens,
-                    "completion_tokens": c.completion_tokens,
-                    "reasoning_tokens": c.reasoning_tokens,
-                    "latency_s": c.latency_s,
-                    "cost_usd": c.cost_usd,
-                    "cached": c.cached,
-                    "attempts": c.attempts,
-                }
-                yield row, len(c.response) + sum(len(m["content"]) for m in messages)
+            yield row, len(c.response) + sum(len(m["content"]) for m in messages)
 
 
 def _json(value: Any) -> str:
