@@ -1,5 +1,5 @@
-"""Memory and time of a run's end phase, of `forkingpaths report` and of `forkingpaths show` (one
-call of one episode), in run size, side by side with another revision of the package.
+"""Memory and time of a run's end phase, `forkingpaths report`, `show` (one call of one episode)
+and `export parquet`, in run size, side by side with another revision of the package.
 
 A run's end phase (scoring, metrics.json, report.html with its figures) and `forkingpaths report
 RUN` each run in a fresh process on a generated griddag run (the quick suite's ReAct run with a
@@ -277,6 +277,7 @@ def main() -> None:
         end: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
         report: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
         show: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
+        export: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
         # One call of an episode in the middle of the run, its messages whole.
         show_args = ["show", str(run), str(episodes // 2), "--step", "1", "--call", "0"]
         for _ in range(args.rounds):
@@ -286,10 +287,15 @@ def main() -> None:
                     timed_command(src, ["report", str(run)], args.limit_gb, args.timeout)
                 )
                 show[side].append(timed_command(src, show_args, args.limit_gb, args.timeout))
+                out = work / f"parquet-{side}"
+                export_args = ["export", "parquet", str(run), "--out", str(out)]
+                export[side].append(timed_command(src, export_args, args.limit_gb, args.timeout))
+                shutil.rmtree(out, ignore_errors=True)
         end_m = {k: _median(v, "seconds") for k, v in end.items()}
         rep_m = {k: _median(v, "exit_s") for k, v in report.items()}
         rep_s = {k: _median(v, "summary_s") for k, v in report.items()}
         show_m = {k: _median(v, "exit_s") for k, v in show.items()}
+        export_m = {k: _median(v, "exit_s") for k, v in export.items()}
         rows = [
             (
                 "end phase peak RSS, the run's process (MiB)",
@@ -326,6 +332,16 @@ def main() -> None:
                 "  its seconds to exit",
                 _s(show_m["before"], "exit_s"),
                 _s(show_m["after"], "exit_s"),
+            ),
+            (
+                "`export parquet RUN` peak RSS (MiB)",
+                _mb(export_m["before"], args.limit_gb),
+                _mb(export_m["after"], args.limit_gb),
+            ),
+            (
+                "  its seconds to exit",
+                _s(export_m["before"], "exit_s"),
+                _s(export_m["after"], "exit_s"),
             ),
         ]
         for name, before, after in rows:
