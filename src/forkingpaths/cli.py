@@ -520,7 +520,8 @@ def build_app(mount: str | None = "*") -> typer.Typer:
             raise ConfigError("--step and --call need an EPISODE (see the list without them)")
         if call is not None and step is None:
             raise ConfigError("--call needs --step N (the step the call belongs to)")
-        index = EpisodeIndex(rd.path)
+        # The list shows each episode's summary; one episode needs only where each lies.
+        index = EpisodeIndex(rd.path, summaries=episode is None)
         entries = index.entries()
         if episode is None:
             print_paged(console, episodes_table(header, entries))

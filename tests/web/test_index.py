@@ -52,6 +52,24 @@ def test_every_episode_and_message_matches_load_records(
                 for call, full_call in zip(step.calls, full_step.calls, strict=True):
                     expected = [(m.role, m.content) for m in full_call.messages]
                     assert _chain(messages, call.messages_ref) == expected
+            # Attached in place, the messages are the whole load's.
+            texts.attach(record)
+            assert record == full
+        # Without summaries (an export reading every record): the same places, nothing more.
+        lean = EpisodeIndex(copy, summaries=False)
+        assert [{k: e[k] for k in ("offset", "length", "n")} for e in entries] == [
+            {k: e[k] for k in ("offset", "length", "n")} for e in lean.entries()
+        ]
+        assert {key for e in lean.entries() for key in e} <= {
+            "offset",
+            "length",
+            "instance_id",
+            "trial",
+            "n",
+        }
+        assert [lean.read(n) for n in range(lean.count())] == [
+            index.read(n) for n in range(index.count())
+        ]
 
 
 def _record(instance: str, trial: int = 0, status: str = "ok", steps: int = 1) -> EpisodeRecord:

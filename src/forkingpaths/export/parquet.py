@@ -136,7 +136,7 @@ def export_parquet(run_dir: Path, out: Path | None = None) -> dict[str, Path]:
     # Records are read one at a time, by their offsets: a first pass (no messages) finds the
     # metric columns, a second writes the three tables side by side, a row group at a time, so
     # memory does not grow with the run.
-    episodes = EpisodeIndex(run.path)
+    episodes = EpisodeIndex(run.path, summaries=False)
     count = episodes.count()
     metrics = metric_columns(episodes.read(n) for n in range(count))
     schemas = {

@@ -30,14 +30,21 @@ _MESSAGE_CACHE = 4096
 """Text-store lines kept parsed per run (a history that every call repeats is read once)."""
 
 
+_PLACE = ("offset", "length", "instance_id", "trial")
+"""What an entry of `EpisodeIndex(summaries=False)` keeps."""
+
+
 class EpisodeIndex:
     """Where each episode of a run lies in `episodes.jsonl`, with its summary, in the order
     `load_records` gives: a retried episode takes its first attempt's place. Built from the
     run's `episodes.index.jsonl` where that matches the records, by reading the records past it
     otherwise (runs written before the index existed), and extended as a running run appends."""
 
-    def __init__(self, run_path: Path) -> None:
+    def __init__(self, run_path: Path, *, summaries: bool = True) -> None:
         self.path = Path(run_path)
+        self.summaries = summaries
+        """Keep each episode's summary; without, an entry holds only where the episode lies and
+        its key (a reader of every record, such as an export, keeps memory flat in run size)."""
         self._lock = threading.Lock()
         self.version = 0
         """Bumped whenever the entries change (a cache key for their serialised form)."""
@@ -102,6 +109,8 @@ class EpisodeIndex:
                 self.version += 1
 
     def _add(self, entry: dict[str, Any]) -> None:
+        if not self.summaries:
+            entry = {name: entry[name] for name in _PLACE}
         key = (entry["instance_id"], entry["trial"])
         number = self._where.get(key)
         if number is None:
