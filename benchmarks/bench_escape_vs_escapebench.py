@@ -308,6 +308,16 @@ def report(figures: list[GameFigures], steps: int, has_peer: bool) -> None:
     else:
         line += f" {'-':>13} {'-':>6} {tot_lo * 1e3:13.2f} {'-':>13} {'-':>6}"
     print(line + f" {n / tot_env:12,.0f}")
+    if has_peer:
+        # The first round's games find nothing their scenario's earlier games read or built.
+        first_ours, first_peer = (
+            sum(f.ours_s[0] for f in figures),
+            sum(f.peer_s[0] for f in figures),
+        )
+        print(
+            f"{'first round':<16} {n / first_ours:13,.0f} {n / first_peer:13,.0f}"
+            f" {first_peer / first_ours:5.2f}x  (each scenario's first games: nothing shared yet)"
+        )
     restarts = sum(f.restarts[0] for f in figures), sum(f.restarts[1] for f in figures)
     peer_restarts = f", peer {restarts[1]}" if has_peer else ""
     print(

@@ -31,6 +31,8 @@ USAGE: Mapping[str, str] = MappingProxyType(
 # exactly when the engine would refuse it.
 _HEAD = re.compile(r"\s*(?:action\s*:\s*)?[`'\"]*\s*([A-Za-z_]+)\s*\(", re.IGNORECASE)
 _QUOTES = "'\"`"
+_QUOTED_CHARS = re.compile("[,()'\"`]")
+"""A character that makes an input string be quoted in canonical text (`_quote`)."""
 _PLAIN = re.compile(r"(click|apply|input|craft|move)\(([^(),'\"`]*)(?:,([^(),'\"`]*))?\)")
 """A call as agents and canonical texts mostly write it: a lower-case kind, `(` right after it,
 then the call alone, with no quote, parenthesis or second comma in its arguments. `_HEAD` and
@@ -246,7 +248,7 @@ def find_calls(text: str, kinds: tuple[str, ...] = ACTION_KINDS) -> list[ActionC
 
 def _quote(value: str) -> str:
     """An input string as canonical text writes it: quoted when it would not re-parse bare."""
-    if value and not any(ch in value for ch in ",()'\"`") and value == value.strip():
+    if value and _QUOTED_CHARS.search(value) is None and value == value.strip():
         return value
     return '"' + value + '"' if '"' not in value else "'" + value + "'"
 

@@ -226,9 +226,12 @@ class EscapeGame:
         self._scene_vis = [scene.visible for scene in scenario.scenes]
         self._bag: list[int] = []
         self._changed = False
-        self._text: _Text | None = None
-        """The scenario's text as views show it, built at the first view of any game of it
-        (`_scenario_text`)."""
+        text = scenario.engine_cache.get("text")
+        if text is None:
+            text = scenario.engine_cache["text"] = _Text(scenario)
+        self._text: _Text = text
+        """The scenario's text as views show it: built with the first game of the scenario and
+        shared by every later one, as a loaded game's text is."""
         self._views: dict[int, View] = {}
         """Rendered views of the current world by scene index."""
         self._bag_view: tuple[tuple[str, ...], tuple[tuple[str, str], ...], str] | None = None
@@ -894,7 +897,7 @@ class EscapeGame:
     def _render(self) -> View:
         """The current scene's view of the current world, from the scenario's text."""
         here = self._scene
-        scene = self._scenario_text().scenes[here]
+        scene = self._text.scenes[here]
         item_vis, item_int, item_state = self._item_vis, self._item_int, self._item_state
         tool_loc, tool_vis, tool_state = self._tool_loc, self._tool_vis, self._tool_state
         scene_vis = self._scene_vis
@@ -943,18 +946,6 @@ class EscapeGame:
             set_field(view, value)
         return view
 
-    def _scenario_text(self) -> _Text:
-        """Every line views show of this scenario, built once per scenario (at the first view
-        of any game of it) and shared, as a loaded game's text is."""
-        text = self._text
-        if text is None:
-            cache = self._s.engine_cache
-            text = cache.get("text")
-            if text is None:
-                text = cache["text"] = _Text(self._s)
-            self._text = text
-        return text
-
     def _bag_part(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
         """(names, (name, desc) pairs, `tools_in_bag` text) of the bag, the same in every
         scene: rendered once per world state."""
@@ -964,7 +955,7 @@ class EscapeGame:
         return part
 
     def _render_bag(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]:
-        tools, tool_state = self._scenario_text().tools, self._tool_state
+        tools, tool_state = self._text.tools, self._tool_state
         shown = [tools[t][tool_state[t]] for t in self._bag]
         if not shown:
             return (), (), "Tools in bag: (none)"
