@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -263,12 +264,102 @@ def test_show_lists_a_retried_episode_at_its_first_place_without_an_index(
     assert code == 0 and out.count("[assistant]") == 1
 
 
+def _damaged_copy(run: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "r"
+    shutil.copytree(run, copy)
+    return copy
+
+
+def test_show_never_shows_another_episode_for_an_unreadable_record(
+    react_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A record zeroed in place (as a crash can leave it) that the episode index still names:
+    # read again from the records, the run has no such episode, and another is not shown.
+    run = _damaged_copy(react_run, tmp_path)
+    lines = (run / "episodes.jsonl").read_bytes().splitlines(keepends=True)
+    lines[0] = b"\0" * (len(lines[0]) - 1) + b"\n"
+    (run / "episodes.jsonl").write_bytes(b"".join(lines))
+    code, out, err = run_cli(["show", str(run), "low-easy-s0"], capsys)
+    assert code == 2 and "low-easy-s1" not in out
+    assert "episode low-easy-s0#0 has no readable record" in err and "Traceback" not in err
+
+
+def test_show_names_a_damaged_text_store_line_in_one_line(
+    react_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _damaged_copy(react_run, tmp_path)
+    first = json.loads((run / "episodes.jsonl").read_text().splitlines()[0])
+    ref = first["steps"][-1]["calls"][0]["messages_ref"]
+    texts = run / "texts.jsonl"
+    lines = texts.read_text().splitlines(keepends=True)
+    cut = [
+        line[: len(line) // 2] + "\n" if json.loads(line)["id"] == ref else line for line in lines
+    ]
+    texts.write_text("".join(cut))
+    code, _, err = run_cli(["show", str(run), "0"], capsys)
+    assert code == 2 and f"the line of {ref} at byte" in err and "Traceback" not in err
+    # Another episode, whose calls do not name that line, still shows.
+    code, out, _ = run_cli(["show", str(run), "1", "--step", "1", "--call", "0"], capsys)
+    assert code == 0 and "[system]" in out
+
+
+def test_show_reads_a_text_store_with_the_old_hex_ids(
+    react_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Runs written before text ids took their 14-character form named texts by 20 hex digits.
+    run = _damaged_copy(react_run, tmp_path)
+    (run / "episodes.index.jsonl").unlink()  # such runs had no episode index either
+    texts = [json.loads(line) for line in (run / "texts.jsonl").read_text().splitlines()]
+    hexid = {t["id"]: hashlib.blake2b(t["id"].encode(), digest_size=10).hexdigest() for t in texts}
+    for text in texts:
+        text["id"] = hexid[text["id"]]
+        if "chunks" in text:
+            text["parent"] = hexid[text["parent"]] if text["parent"] else None
+            text["chunks"] = [hexid[c] for c in text["chunks"]]
+    (run / "texts.jsonl").write_text("".join(json.dumps(t) + "\n" for t in texts))
+    records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    for record in records:
+        for step in record["steps"]:
+            for call in step.get("calls", ()):
+                call["messages_ref"] = hexid[call["messages_ref"]]
+    (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, err = run_cli(["show", str(run), "0", "--step", "2", "--call", "0"], capsys)
+    assert code == 0, err
+    assert out.count("[user]") == 3 and out.count("[assistant]") == 2
+
+
+def test_show_lists_a_run_whose_index_lines_lack_a_summary_field(
+    react_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An index written by another version: the list is read from the records instead.
+    run = _damaged_copy(react_run, tmp_path)
+    index = run / "episodes.index.jsonl"
+    lines = index.read_text().splitlines()
+    entry = json.loads(lines[0])
+    del entry["tokens"]
+    index.write_text("\n".join([json.dumps(entry), *lines[1:]]) + "\n")
+    code, out, err = run_cli(["show", str(run)], capsys)
+    assert code == 0 and "low-easy-s0" in out and "low-easy-s1" in out, err
+
+
+def test_show_of_a_run_with_no_episodes_yet_says_so(
+    react_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _damaged_copy(react_run, tmp_path)
+    for name in ("episodes.jsonl", "episodes.index.jsonl"):
+        (run / name).write_text("")
+    code, _, err = run_cli(["show", str(run), "0"], capsys)
+    assert code == 2 and "the run has no episodes yet" in err
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
         (["9"], "numbered 0..1; got 9"),
         (["nope"], "no episode 'nope' in this run"),
         (["low-easy-s0#x"], "INSTANCE#TRIAL with a trial number"),
+        (["low-easy-s0#²"], "INSTANCE#TRIAL with a trial number"),
+        (["²"], "no episode '²' in this run"),
         (["0", "--step", "99"], "--step: episode low-easy-s0 has steps 0..7, got 99"),
         (["0", "--step", "0", "--call", "3"], "--call: step 0 has calls 0..0, got 3"),
         (["0", "--call", "0"], "--call needs --step N"),

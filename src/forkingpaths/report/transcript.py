@@ -19,7 +19,9 @@ def find_episode(entries: Sequence[Mapping[str, Any]], episode: str) -> int:
     """The number of an episode in the run's list (`EpisodeIndex.entries`: its summaries) by
     its number (`3`), its instance id (trial 0) or `INSTANCE#TRIAL`; a miss names what the run
     holds."""
-    if episode.isdigit():
+    if not entries:
+        raise ConfigError("EPISODE: the run has no episodes yet")
+    if episode.isascii() and episode.isdecimal():
         index = int(episode)
         if index < len(entries):
             return index
@@ -28,7 +30,7 @@ def find_episode(entries: Sequence[Mapping[str, Any]], episode: str) -> int:
             f"got {episode}"
         )
     instance, _, trial = episode.partition("#")
-    if trial and not trial.isdigit():
+    if trial and not (trial.isascii() and trial.isdecimal()):
         raise ConfigError(f"EPISODE: read INSTANCE#TRIAL with a trial number, got {episode!r}")
     for index, entry in enumerate(entries):
         if entry["instance_id"] == instance and entry["trial"] == int(trial or 0):

@@ -136,6 +136,10 @@ class EpisodeIndex:
                     entry = json.loads(line)
                     offset, length = int(entry["offset"]), int(entry["length"])
                     str(entry["instance_id"]), int(entry["trial"]), entry["metrics"].items()
+                    # What a run's list shows of an episode (`episode_summary`): a line written
+                    # without it (another version's) sends the reader to the records.
+                    str(entry["status"]), int(entry["steps"]), int(entry["calls"])
+                    int(entry["tokens"]), entry["outcome"].items(), entry["error"]
                 except (ValueError, KeyError, TypeError, AttributeError):
                     self._trust_index = False
                     return
@@ -184,12 +188,21 @@ class EpisodeIndex:
         """The record of episode `number`, read by its offset (messages not loaded). A record
         that is not the one the index names (an index file written for another file) drops the
         index file: the records themselves are indexed and read."""
-        record, problem = self._read_at(self.entry(number))
+        asked = self.entry(number)
+        record, problem = self._read_at(asked)
         if record is None:
             with self._lock:
                 self._reset()
                 self._trust_index = False
-            record, problem = self._read_at(self.entry(number))
+            # Indexed afresh from the records, the episode may have another number, or none
+            # (its record unreadable): never read another episode in its place.
+            found = self.find(asked["instance_id"], asked["trial"])
+            if found is None:
+                raise InvalidFile(
+                    f"{self.episodes_path}: episode {asked['instance_id']}#{asked['trial']} has "
+                    f"no readable record ({problem})"
+                )
+            record, problem = self._read_at(self.entry(found))
         if record is None:
             raise InvalidFile(f"{self.episodes_path}: {problem}")
         if record.schema_version > RECORD_SCHEMA_VERSION:
@@ -231,6 +244,9 @@ class TextIndex:
     def _reset(self) -> None:
         # Replaced whole, never changed in place: a reader on another thread sees one state.
         self._segments: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+        self._other_ids: dict[bytes, int] = {}
+        """Offsets of lines whose id is not `_TEXT_ID_CHARS` long (stores written before the
+        ids took their present form: 20 hex digits)."""
         self._end = 0
         self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
@@ -245,6 +261,7 @@ class TextIndex:
             if size == self._end:
                 return
             ids, offsets = [], []
+            other: dict[bytes, int] = {}
             with self.path.open("rb") as handle:
                 handle.seek(self._end)
                 base = self._end
@@ -258,10 +275,12 @@ class TextIndex:
                         break  # nothing whole yet: a line still being written
                     block = block[: last + 1]
                     handle.seek(base + len(block))
-                    block_ids, block_offsets = _line_ids(block, base)
+                    block_ids, block_offsets = _line_ids(block, base, other)
                     ids.append(block_ids)
                     offsets.append(block_offsets)
                     base += len(block)
+            if other:
+                self._other_ids = {**self._other_ids, **other}
             if not ids:
                 return
             new_ids, new_offsets = np.concatenate(ids), np.concatenate(offsets)
@@ -275,6 +294,8 @@ class TextIndex:
             self._segments, self._end = segments, base
 
     def _find(self, key: bytes) -> int | None:
+        if len(key) != _TEXT_ID_CHARS:
+            return self._other_ids.get(key)
         for ids, offsets in self._segments:
             at = int(np.searchsorted(ids, key))
             if at < len(ids) and ids[at] == key:
@@ -297,7 +318,16 @@ class TextIndex:
                 raise KeyError(text_id)
         with self.path.open("rb") as handle:
             handle.seek(offset)
-            entry = json.loads(handle.readline())
+            line = handle.readline()
+        try:
+            entry = json.loads(line)
+            if not isinstance(entry, dict):
+                raise TypeError(f"a JSON {type(entry).__name__}, not an object")
+        except (ValueError, TypeError) as exc:
+            raise InvalidFile(
+                f"{self.path}: the line of {text_id} at byte {offset} is not a text-store line "
+                f"({exc})"
+            ) from None
         with self._lock:
             self._cache[text_id] = entry
             if len(self._cache) > _MESSAGE_CACHE:
@@ -306,10 +336,20 @@ class TextIndex:
 
     def attach(self, record: EpisodeRecord) -> None:
         """Put the messages back into one record's calls, reading only the store lines they
-        name (`attach_messages`)."""
-        refs = [call.messages_ref for step in record.steps for call in step.calls]
-        table = self.messages([ref for ref in refs if ref is not None])
-        attach_messages([record], lambda mid: tuple(table[mid]), self.path)  # type: ignore[arg-type,return-value]
+        name (`attach_messages`: an id the store lacks is named with its episode)."""
+        self.refresh()
+        attach_messages([record], self._message, self.path)
+
+    def _message(self, mid: str) -> tuple[str | None, str, str]:
+        """(parent id, role, text) of a message line; KeyError for an id the store lacks."""
+        entry = self.get(mid)
+        try:
+            parent, role, chunk_ids = entry["parent"], str(entry["role"]), list(entry["chunks"])
+        except (KeyError, TypeError) as exc:
+            raise InvalidFile(
+                f"{self.path}: the line of {mid} is not a message line ({exc!r} missing or wrong)"
+            ) from None
+        return parent, role, "".join(str(self.get(cid).get("text", "")) for cid in chunk_ids)
 
     def messages(self, refs: list[str]) -> dict[str, list[Any]]:
         """Every message in the chains ending at `refs`: id -> [parent id, role, text], each
@@ -320,21 +360,21 @@ class TextIndex:
             mid: str | None = ref
             while mid is not None and mid not in out:
                 try:
-                    entry = self.get(mid)
-                    text = "".join(str(self.get(cid).get("text", "")) for cid in entry["chunks"])
+                    parent, role, text = self._message(mid)
                 except KeyError as exc:
                     raise InvalidFile(
                         f"{self.path}: a call refers to {exc.args[0]}, which the text store "
                         "does not hold"
                     ) from None
-                out[mid] = [entry["parent"], entry["role"], text]
-                mid = entry["parent"]
+                out[mid] = [parent, role, text]
+                mid = parent
         return out
 
 
-def _line_ids(block: bytes, base: int) -> tuple[np.ndarray, np.ndarray]:
+def _line_ids(block: bytes, base: int, other: dict[bytes, int]) -> tuple[np.ndarray, np.ndarray]:
     """Ids and offsets of the lines of a block of whole lines: found with array operations
-    where a line starts as the store writes it, parsed where it does not."""
+    where a line starts as the store writes it, parsed where it does not. An id of another
+    length than `_TEXT_ID_CHARS` goes into `other` (id -> offset) instead."""
     data = np.frombuffer(block, dtype=np.uint8)
     ends = np.flatnonzero(data == ord("\n"))
     starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
@@ -357,8 +397,12 @@ def _line_ids(block: bytes, base: int) -> tuple[np.ndarray, np.ndarray]:
         if not line:
             continue
         try:
-            ids[i] = json.loads(line)["id"].encode()
-            good[i] = True
+            text_id = json.loads(line)["id"].encode()
         except (ValueError, KeyError, TypeError, AttributeError):
             log.warning("text store: skipped an unreadable line at byte %d", base + start)
+            continue
+        if len(text_id) == _TEXT_ID_CHARS:
+            ids[i], good[i] = text_id, True
+        else:
+            other[text_id] = base + start
     return ids[good], starts[good] + base
