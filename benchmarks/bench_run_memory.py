@@ -18,6 +18,7 @@ than the limit.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from forkingpaths.runner.rundir import EPISODES_FILE, INDEX_FILE, SPEC_FILE, episode_summary
@@ -248,6 +250,15 @@ def _median(values: list[dict[str, float] | None], key: str) -> dict[str, float]
     return {k: statistics.median(v[k] for v in present) for k in (key, "peak_mb")}
 
 
+def _pair(
+    name: str,
+    medians: dict[str, dict[str, float] | None],
+    shown: Callable[[dict[str, float] | None], str],
+) -> tuple[str, str, str]:
+    """A row of the table: the figure's name, then the before and after sides as `shown`."""
+    return name, shown(medians["before"]), shown(medians["after"])
+
+
 def _figures_mb(values: list[dict[str, float] | None]) -> str:
     """The figures' process's peak, where the figures were drawn in one of their own."""
     drawn = [v["figures_mb"] for v in values if v is not None and v.get("figures_mb")]
@@ -296,53 +307,18 @@ def main() -> None:
         rep_s = {k: _median(v, "summary_s") for k, v in report.items()}
         show_m = {k: _median(v, "exit_s") for k, v in show.items()}
         export_m = {k: _median(v, "exit_s") for k, v in export.items()}
+        mb = functools.partial(_mb, limit_gb=args.limit_gb)
         rows = [
-            (
-                "end phase peak RSS, the run's process (MiB)",
-                _mb(end_m["before"], args.limit_gb),
-                _mb(end_m["after"], args.limit_gb),
-            ),
-            (
-                "  its figures' own process (MiB)",
-                _figures_mb(end["before"]),
-                _figures_mb(end["after"]),
-            ),
-            ("end phase seconds", _s(end_m["before"], "seconds"), _s(end_m["after"], "seconds")),
-            (
-                "`report` peak RSS (MiB)",
-                _mb(rep_m["before"], args.limit_gb),
-                _mb(rep_m["after"], args.limit_gb),
-            ),
-            (
-                "`report` seconds to summary",
-                _s(rep_s["before"], "summary_s"),
-                _s(rep_s["after"], "summary_s"),
-            ),
-            (
-                "`report` seconds to exit",
-                _s(rep_m["before"], "exit_s"),
-                _s(rep_m["after"], "exit_s"),
-            ),
-            (
-                "`show RUN N --step 1 --call 0` peak RSS (MiB)",
-                _mb(show_m["before"], args.limit_gb),
-                _mb(show_m["after"], args.limit_gb),
-            ),
-            (
-                "  its seconds to exit",
-                _s(show_m["before"], "exit_s"),
-                _s(show_m["after"], "exit_s"),
-            ),
-            (
-                "`export parquet RUN` peak RSS (MiB)",
-                _mb(export_m["before"], args.limit_gb),
-                _mb(export_m["after"], args.limit_gb),
-            ),
-            (
-                "  its seconds to exit",
-                _s(export_m["before"], "exit_s"),
-                _s(export_m["after"], "exit_s"),
-            ),
+            _pair("end phase peak RSS, the run's process (MiB)", end_m, mb),
+            ("  its figures' own process (MiB)", *map(_figures_mb, end.values())),
+            _pair("end phase seconds", end_m, lambda v: _s(v, "seconds")),
+            _pair("`report` peak RSS (MiB)", rep_m, mb),
+            _pair("`report` seconds to summary", rep_s, lambda v: _s(v, "summary_s")),
+            _pair("`report` seconds to exit", rep_m, lambda v: _s(v, "exit_s")),
+            _pair("`show RUN N --step 1 --call 0` peak RSS (MiB)", show_m, mb),
+            _pair("  its seconds to exit", show_m, lambda v: _s(v, "exit_s")),
+            _pair("`export parquet RUN` peak RSS (MiB)", export_m, mb),
+            _pair("  its seconds to exit", export_m, lambda v: _s(v, "exit_s")),
         ]
         for name, before, after in rows:
             print(f"{name:<44} {before:>10} {after:>10}")
