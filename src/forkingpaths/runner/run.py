@@ -22,7 +22,13 @@ from forkingpaths.models.pricing import PriceTable
 from forkingpaths.models.usage import UsageMeter
 from forkingpaths.report.figures import FigureMode, Figures
 from forkingpaths.report.html import write_run_report
-from forkingpaths.runner.episode import EpisodeContext, EpisodeJob, EpisodeRunner, plan_jobs
+from forkingpaths.runner.episode import (
+    EpisodeContext,
+    EpisodeJob,
+    EpisodeRunner,
+    longest_first,
+    plan_jobs,
+)
 from forkingpaths.runner.executor import Executor, LocalExecutor
 from forkingpaths.runner.progress import RunProgress
 from forkingpaths.runner.ray_executor import RayExecutor, check_ray_address
@@ -287,6 +293,7 @@ async def execute_run(
         for job in jobs
         if job.key not in existing or (options.retry_errors and existing[job.key][0] == "error")
     ]
+    todo = longest_first(todo, benchmark)
     skipped = len(jobs) - len(todo)
     if skipped:
         log.info(
