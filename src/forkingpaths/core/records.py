@@ -484,11 +484,22 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
 
 
 def _compact_call(call: dict[str, Any], model: Any, defaults: dict[str, Any]) -> dict[str, Any]:
-    return {
-        key: value
-        for key, value in call.items()
-        if not (key == "model" and value == model) and not _at_default(defaults, key, value)
-    }
+    # `_at_default` inlined: a record has a call per step or more, each of some twenty fields.
+    out = {}
+    for key, value in call.items():
+        default = defaults.get(key, _NO_DEFAULT)
+        if (
+            type(value) is type(default)
+            and value == default
+            and (type(value) is not float or math.copysign(1.0, value) > 0)
+        ) or (key == "model" and value == model):
+            continue
+        out[key] = value
+    return out
+
+
+_NO_DEFAULT = object()
+"""A field without a default (`_compact_call`): of no value's type."""
 
 
 def _at_default(defaults: dict[str, Any], key: str, value: Any) -> bool:

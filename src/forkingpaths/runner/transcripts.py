@@ -92,13 +92,21 @@ class TextStore:
         # this record under the same parent is not chunked and hashed again (it was 35% of the
         # runner's CPU at full ReAct histories, quadratic in episode length).
         addressed: dict[tuple[str | None, str, str], str] = {}
+        # A call most often resends the previous call's messages, the very same objects, and
+        # adds a turn: that prefix is recognised in one list comparison (identity first, at C
+        # speed) and its last id reused, so only the new messages are looked at.
+        previous: list[Any] = []
+        previous_last: str | None = None
         for step in record.get("steps", ()):
             for call in step.get("calls", ()):
                 messages = call.get("messages")
                 if not messages:
                     continue
                 parent: str | None = None
-                for message in messages:
+                start = 0
+                if previous and messages[: len(previous)] == previous:
+                    start, parent = len(previous), previous_last
+                for message in messages[start:] if start else messages:
                     seen = (parent, message["role"], message["content"])
                     if (mid := addressed.get(seen)) is not None:
                         parent = mid
@@ -118,6 +126,7 @@ class TextStore:
                             "chunks": chunk_ids,
                         }
                     addressed[seen] = parent = mid
+                previous, previous_last = messages, parent
                 call["messages"], call["messages_ref"] = [], parent
         if not new:
             return
