@@ -184,6 +184,29 @@ def _record(calls: list[ModelCallRecord], instance: str = "a") -> EpisodeRecord:
     )
 
 
+def test_calls_that_extend_diverge_from_or_repeat_a_history_read_back_whole(
+    tmp_path: Path,
+) -> None:
+    # The store skips a call's messages that repeat the previous call's: a history grown by a
+    # turn, one cut back to another branch, one equal in value but rebuilt as new objects.
+    system, first = Message(role="system", content="rules"), Message(role="user", content="u1")
+    reply, second = Message(role="assistant", content="a1"), Message(role="user", content="u2")
+    rebuilt = [Message(role=m.role, content=m.content) for m in (system, first, reply, second)]
+    histories = [
+        [system, first],
+        [system, first, reply, second],  # extends the one before
+        [system, Message(role="user", content="judge this")],  # another role's call between
+        [*rebuilt, Message(role="assistant", content="a2")],  # equal values, new objects
+        [system],  # shorter than the one before
+        [],
+    ]
+    run = RunDirectory(tmp_path / "run")
+    run.path.mkdir()
+    run.append(_record([_call(list(history)) for history in histories]))
+    (record,) = load_records(run.path)
+    assert [call.messages for call in record.steps[0].calls] == histories
+
+
 def test_a_torn_text_line_is_cut_and_the_store_goes_on(tmp_path: Path) -> None:
     run = RunDirectory(tmp_path / "run")
     run.path.mkdir()
