@@ -30,8 +30,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from forkingpaths.runner.rundir import EPISODES_FILE, INDEX_FILE, SPEC_FILE, episode_summary
-from forkingpaths.runner.transcripts import TEXTS_FILE
+sys.path.insert(0, str(Path(__file__).parent))
+from viewer_run import write_big_run
 
 SMALL_MAPS = (
     "low-easy-s0",
@@ -121,41 +121,6 @@ def source_run(src: str, work: Path) -> Path:
         check=True,
     )
     return Path(out.stdout.strip().splitlines()[-1])
-
-
-def write_generated_run(source: Path, out: Path, episodes: int) -> int:
-    """`out` as a run of `episodes` episodes of the small maps, each a new trial, written as
-    the runner writes them (records, index lines, the source's text store); the bytes of its
-    episodes.jsonl."""
-    lines = []
-    for line in (source / EPISODES_FILE).read_text(encoding="utf-8").splitlines():
-        data = json.loads(line) if line.strip() else None
-        if data is not None and data["instance_id"] in SMALL_MAPS:
-            lines.append(data)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    header = json.loads((source / SPEC_FILE).read_text(encoding="utf-8"))
-    header["run_id"] = out.name
-    header["spec"]["instances"] = [d["instance_id"] for d in lines]
-    header["spec"]["trials"] = -(-episodes // len(lines))
-    (out / SPEC_FILE).write_text(json.dumps(header, indent=2), encoding="utf-8")
-    shutil.copyfile(source / TEXTS_FILE, out / TEXTS_FILE)
-    offset = 0
-    with (
-        (out / EPISODES_FILE).open("w", encoding="utf-8") as records,
-        (out / INDEX_FILE).open("w", encoding="utf-8") as index,
-    ):
-        for n in range(episodes):
-            data = dict(lines[n % len(lines)])
-            data["run_id"] = out.name
-            data["trial"] = n // len(lines)
-            line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-            records.write(line)
-            entry = {"offset": offset, "length": len(line.encode()), **episode_summary(data)}
-            index.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
-            offset += len(line.encode())
-    return offset
 
 
 def _limit(limit_gb: float) -> object:
@@ -283,7 +248,7 @@ def main() -> None:
     print(f"{'figure':<44} {'before':>10} {'after':>10}  (goal: < {LIMIT_MB:.0f} MiB)")
     for episodes in args.episodes:
         run = work / f"griddag-{episodes}"
-        size = write_generated_run(source, run, episodes)
+        size = write_big_run(source, run, episodes, instances=SMALL_MAPS)["episodes_bytes"]
         print(f"-- {episodes:,} episodes, episodes.jsonl {size / 2**20:,.0f} MiB")
         end: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}
         report: dict[str, list[dict[str, float] | None]] = {k: [] for k in sides}

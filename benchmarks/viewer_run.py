@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +27,22 @@ def write_big_run(
     *,
     target_bytes: int | None = None,
     index: bool = True,
+    instances: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Write `out` as a run of `episodes` episodes: the source run's records in turn, each a new
     trial, written as the runner writes them (records, index lines, the same text store).
     `target_bytes` pads each record's initial observation so episodes.jsonl reaches about that
-    size; `index=False` leaves out episodes.index.jsonl (a run written before it existed).
-    Returns the file sizes."""
+    size; `index=False` leaves out episodes.index.jsonl (a run written before it existed);
+    `instances` keeps only the source's records of those instances (the spec then plans them
+    alone). Returns the file sizes."""
     source, out = Path(source), Path(out)
     lines = [
         json.loads(line)
         for line in (source / EPISODES_FILE).read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
+    if instances is not None:
+        lines = [data for data in lines if data["instance_id"] in instances]
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -46,6 +51,8 @@ def write_big_run(
     # The spec names the instances it plans; a run of many trials of them plans them all.
     trials = -(-episodes // len(lines))
     header["spec"]["trials"] = trials
+    if instances is not None:
+        header["spec"]["instances"] = [data["instance_id"] for data in lines]
     (out / SPEC_FILE).write_text(json.dumps(header, indent=2), encoding="utf-8")
     for name in (TEXTS_FILE, METRICS_FILE):
         if (source / name).exists():
